@@ -1,0 +1,48 @@
+"""The numbers `iomodel trace-info` prints, computed from a Trace's tables."""
+import os
+
+import numpy as np
+
+
+def summarize(trace):
+    ev = trace.events
+    ranks = trace.ranks
+    routine = ev["routine"].combine_chunks()
+    names = routine.dictionary.to_pylist()
+    idx = routine.indices.to_numpy(zero_copy_only=False)
+    counts = np.bincount(idx, minlength=len(names)) if len(idx) else np.zeros(len(names), int)
+    data = ev["data"].to_numpy(zero_copy_only=False)
+    nbytes = ev["bytes"].to_numpy()
+    write = ev["write"].to_numpy(zero_copy_only=False) & data
+    read = ev["read"].to_numpy(zero_copy_only=False) & data
+    ok = ~ev["error"].to_numpy(zero_copy_only=False)
+    per_routine = {}
+    for i, n in enumerate(names):
+        if counts[i]:
+            sel = (idx == i) & data & ok
+            per_routine[n] = {"calls": int(counts[i]), "bytes": int(nbytes[sel].sum())}
+    files = {}
+    fid = ev["file_id"].to_numpy()
+    for i, p in enumerate(trace.paths):
+        sel = (fid == i) & ok
+        files[p] = {"ranks": int(len(np.unique(ev["rank"].to_numpy()[sel]))),
+                    "bytes_written": int(nbytes[sel & write].sum()),
+                    "bytes_read": int(nbytes[sel & read].sum())}
+    t0, t1 = ev["t_start"].to_numpy(), ev["t_end"].to_numpy()
+    return {
+        "trace": str(trace.path),
+        "ranks": int(ranks.num_rows),
+        "hosts": sorted(set(ranks["hostname"].to_pylist())),
+        "ended_by": sorted({e or "nothing (killed or still running)" for e in ranks["ended_by"].to_pylist()}),
+        "files": list(trace.paths),
+        "file_stats": files,
+        "events": {n: v["calls"] for n, v in per_routine.items()},
+        "routine_bytes": {n: v["bytes"] for n, v in per_routine.items() if v["bytes"]},
+        "total_events": int(ev.num_rows),
+        "bytes_written": int(nbytes[write & ok].sum()),
+        "bytes_read": int(nbytes[read & ok].sum()),
+        "duration_s": float(t1.max() - max(t0.min(), 0.0)) if len(t0) else 0.0,
+        "errors": int((~ok).sum()),
+        "damage": [str(e) for e in trace.errors],
+        "trace_bytes": sum(os.path.getsize(f) for f in trace.rank_files),
+    }

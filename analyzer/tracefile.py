@@ -1,0 +1,172 @@
+"""Parse one rank's trace file (docs/trace-format.md) into numpy arrays.
+
+The file is a 256-byte header followed by chunks; event chunks are arrays of
+40-byte records read with one np.frombuffer each, so the cost is per chunk,
+not per event.  Damage (a short file, a bad magic or checksum, a gap in the
+event sequence) stops the parse at that chunk: what came before is kept in
+the result and the damage is described by a TraceError naming the file and
+the byte offset.
+"""
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAGIC = b"IOMTRACE"
+VERSION = 1
+HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
+CHUNK = struct.Struct("<IHHQQQQQQ")
+CHUNK_MAGIC = 0x4B4E4843
+CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
+META = struct.Struct("<IIQ")
+META_ROUTINES, META_OPEN, META_VIEW, META_PATH = 1, 2, 3, 4
+OPEN_FIXED = struct.Struct("<Iiii")
+VIEW_FIXED = struct.Struct("<IIqqqqqQII")
+END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize"}
+
+EVENT_DTYPE = np.dtype([
+    ("op", "u1"), ("flags", "u1"), ("slot", "<u2"), ("lclock", "<u4"),
+    ("offset", "<i8"), ("bytes", "<i8"), ("t0", "<u8"), ("t1", "<u8"),
+])
+assert EVENT_DTYPE.itemsize == 40
+
+F_COLL, F_WRITE, F_READ, F_POST, F_COMPLETE, F_ERROR, F_NOPOS = 1, 2, 4, 8, 16, 32, 64
+NO_SLOT = 0xFFFF
+
+
+class TraceError(Exception):
+    """A trace that cannot be read whole.  `partial` holds what could be read."""
+
+    def __init__(self, path, offset, problem, partial=None):
+        where = f" at byte {offset}" if offset is not None else ""
+        super().__init__(f"{path}: {problem}{where}")
+        self.path, self.offset, self.problem, self.partial = path, offset, problem, partial
+
+
+@dataclass
+class RankTrace:
+    path: str
+    rank: int
+    nranks: int
+    pid: int
+    thread_level: int
+    hostname: str
+    real_origin_ns: int
+    ns_per_tick: float
+    routines: list
+    events: np.ndarray                  # EVENT_DTYPE, in seq order
+    t_start: np.ndarray                 # seconds since time zero
+    t_end: np.ndarray
+    opens: list = field(default_factory=list)    # dicts: seq, slot, amode, comm_size, comm_rank, path
+    views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
+    deleted: list = field(default_factory=list)  # dicts: seq, path
+    end: str = None                      # how the run ended, None if no end record
+    final_lclock: int = None
+
+
+def _cstr(b):
+    return b.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _parse_meta(buf, rt, path, base):
+    pos = 0
+    while pos < len(buf):
+        if len(buf) - pos < META.size:
+            raise TraceError(path, base + pos, "metadata record cut short")
+        mtype, mlen, seq = META.unpack_from(buf, pos)
+        if mlen < META.size or pos + mlen > len(buf) or mlen % 8:
+            raise TraceError(path, base + pos, f"metadata record with bad length {mlen}")
+        body = buf[pos + META.size: pos + mlen]
+        if mtype == META_ROUTINES:
+            n = struct.unpack_from("<I", body)[0]
+            names = bytes(body[8:]).split(b"\0")[:n]
+            rt.routines = [x.decode() for x in names]
+        elif mtype == META_OPEN:
+            slot, amode, csize, crank = OPEN_FIXED.unpack_from(body)
+            rt.opens.append(dict(seq=seq, slot=slot, amode=amode, comm_size=csize, comm_rank=crank,
+                                 path=_cstr(bytes(body[OPEN_FIXED.size:]))))
+        elif mtype == META_VIEW:
+            (slot, flags, disp, esize, fsize, flb, fext, nb, rlen, _) = VIEW_FIXED.unpack_from(body)
+            o = VIEW_FIXED.size
+            blocks = np.frombuffer(body, dtype="<i8", count=2 * nb, offset=o).reshape(nb, 2)
+            rep = bytes(body[o + 16 * nb: o + 16 * nb + rlen]).decode("utf-8", "replace")
+            rt.views.append(dict(seq=seq, slot=slot, disp=disp, etype_size=esize,
+                                 filetype_size=fsize, filetype_lb=flb, filetype_extent=fext,
+                                 blocks=blocks.copy(), capped=bool(flags & 1),
+                                 undecoded=bool(flags & 2), datarep=rep))
+        elif mtype == META_PATH:
+            rt.deleted.append(dict(seq=seq, path=_cstr(bytes(body[8:]))))
+        else:
+            raise TraceError(path, base + pos, f"unknown metadata record type {mtype}")
+        pos += mlen
+
+
+def read_rank_file(path):
+    """Read one rank's trace.  Raises TraceError (with .partial) on damage."""
+    with open(path, "rb") as f:
+        data = memoryview(f.read())
+    if len(data) < HEADER.size:
+        raise TraceError(path, len(data), f"file is {len(data)} bytes, shorter than the "
+                         f"{HEADER.size}-byte header (not a complete iomodel trace)")
+    (magic, version, hsize, rank, nranks, pid, tlevel, clock_kind, evsize, tick0, mono0, real0,
+     cal_ticks, cal_ns, host, _) = HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise TraceError(path, 0, "not an iomodel trace (bad magic)")
+    if version != VERSION or evsize != EVENT_DTYPE.itemsize:
+        raise TraceError(path, 8, f"trace format version {version} with {evsize}-byte events; "
+                         f"this iomodel reads version {VERSION}")
+    rt = RankTrace(path, rank, nranks, pid, tlevel, _cstr(host), real0, 1.0, [],
+                   None, None, None)
+    chunks, pairs, error = [], [(cal_ticks, cal_ns)], None
+    pos, next_seq = hsize, 0
+    while pos < len(data):
+        if len(data) - pos < CHUNK.size:
+            error = (pos, f"truncated: {len(data) - pos} bytes left where a {CHUNK.size}-byte "
+                          "chunk header was expected")
+            break
+        magic, ctype, chsize, plen, count, first, ticks, ns, csum = CHUNK.unpack_from(data, pos)
+        if magic != CHUNK_MAGIC or chsize != CHUNK.size:
+            error = (pos, "corrupt: no chunk header here")
+            break
+        body = data[pos + chsize: pos + chsize + plen]
+        if len(body) < plen:
+            error = (pos, f"truncated: chunk of {plen} bytes has only {len(body)}")
+            break
+        if plen % 8 or int(np.frombuffer(body, "<u8").sum(dtype=np.uint64)) != csum:
+            error = (pos, "corrupt: chunk checksum does not match")
+            break
+        if ctype == CHUNK_EVENTS:
+            if first != next_seq or plen != count * EVENT_DTYPE.itemsize:
+                error = (pos, f"corrupt: event chunk starts at event {first}, expected {next_seq}")
+                break
+            chunks.append(np.frombuffer(body, EVENT_DTYPE))
+            next_seq += count
+        elif ctype == CHUNK_META:
+            try:
+                _parse_meta(body, rt, path, pos + chsize)
+            except TraceError as e:
+                error = (e.offset, e.problem)
+                break
+        elif ctype == CHUNK_END:
+            events_total, how, lclock = struct.unpack_from("<QII", body)
+            rt.end, rt.final_lclock = END_HOW.get(how, f"end code {how}"), lclock
+        else:
+            error = (pos, f"corrupt: unknown chunk type {ctype}")
+            break
+        pairs.append((ticks, ns))
+        pos += chsize + plen
+    events = np.concatenate(chunks) if chunks else np.zeros(0, EVENT_DTYPE)
+    # Tick rate from the clock pair farthest from time zero.
+    if clock_kind == 0:
+        rt.ns_per_tick = 1.0
+    else:
+        t, n = max(pairs, key=lambda p: abs(p[0] - tick0))
+        dt = int(t) - int(tick0)
+        rt.ns_per_tick = (int(n) - int(mono0)) / dt if dt else 1.0
+    scale = rt.ns_per_tick * 1e-9
+    rt.events = events
+    rt.t_start = (events["t0"].astype(np.int64) - np.int64(tick0)) * scale
+    rt.t_end = (events["t1"].astype(np.int64) - np.int64(tick0)) * scale
+    if error:
+        raise TraceError(path, error[0], error[1], partial=rt)
+    return rt

@@ -1,0 +1,117 @@
+"""The `iomodel` command: one entry point, one subcommand per step."""
+import argparse
+import json
+import sys
+
+
+def human_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+
+
+def fail(msg, code=2):
+    print(f"iomodel: error: {msg}", file=sys.stderr)
+    return code
+
+
+def cmd_trace(args):
+    from iomodel.tracer import TracerNotFound
+    from iomodel.tracer.launch import run_traced
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        return fail("nothing to run: give the launch command after --, "
+                    "e.g. iomodel trace -o run1 -- mpirun -np 4 ./app")
+    try:
+        rc, out = run_traced(args.output, cmd)
+    except (TracerNotFound, FileNotFoundError) as e:
+        return fail(str(e))
+    nfiles = len(list(out.glob("rank-*.iot")))
+    print(f"iomodel: trace of {nfiles} rank(s) in {out}" if nfiles else
+          f"iomodel: no trace was written in {out} (did the application call MPI_Init?)",
+          file=sys.stderr)
+    return rc
+
+
+def print_summary(s):
+    print(f"trace        {s['trace']}")
+    print(f"ranks        {s['ranks']} on {len(s['hosts'])} host(s): {', '.join(s['hosts'])}")
+    print(f"ended by     {', '.join(s['ended_by'])}")
+    print(f"events       {s['total_events']}  ({human_bytes(s['trace_bytes'])} on disk, "
+          f"{s['trace_bytes'] / max(s['total_events'], 1):.1f} B/event)")
+    print(f"duration     {s['duration_s']:.6f} s from MPI_Init")
+    print(f"written      {s['bytes_written']} B ({human_bytes(s['bytes_written'])})")
+    print(f"read         {s['bytes_read']} B ({human_bytes(s['bytes_read'])})")
+    if s["errors"]:
+        print(f"failed calls {s['errors']} (returned an MPI error)")
+    print()
+    w = max([len(p) for p in s["files"]] + [4])
+    print(f"{'file':<{w}}  ranks  {'written':>14}  {'read':>14}")
+    for p in s["files"]:
+        f = s["file_stats"][p]
+        print(f"{p:<{w}}  {f['ranks']:>5}  {f['bytes_written']:>14}  {f['bytes_read']:>14}")
+    print()
+    w = max([len(n) for n in s["events"]] + [7])
+    print(f"{'routine':<{w}}  {'calls':>8}  {'bytes':>14}")
+    for n in sorted(s["events"]):
+        b = s["routine_bytes"].get(n)
+        print(f"{n:<{w}}  {s['events'][n]:>8}  {b if b is not None else '':>14}")
+
+
+def cmd_trace_info(args):
+    from iomodel.analyzer import Trace, TraceError
+    from iomodel.analyzer.summary import summarize
+    try:
+        trace = Trace(args.trace, partial=args.partial)
+        s = summarize(trace)
+    except TraceError as e:
+        hint = " (use --partial to read what comes before the damage)" if e.partial else ""
+        return fail(f"{e}{hint}")
+    for d in s["damage"]:
+        print(f"iomodel: warning: {d}; showing what comes before it", file=sys.stderr)
+    if args.parquet:
+        trace.to_parquet(args.parquet)
+        print(f"iomodel: tables written to {args.parquet}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(s, indent=2))
+    else:
+        print_summary(s)
+    return 0
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="iomodel", description=__import__("iomodel").__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    t = sub.add_parser("trace", help="run an MPI application under the tracer",
+                       description="Run a launch command with the iomodel tracer preloaded "
+                       "(LD_PRELOAD) in every rank; one trace file per rank goes to -o.")
+    t.add_argument("-o", "--output", default="iomodel-trace", help="trace directory (default: %(default)s)")
+    t.add_argument("command", nargs=argparse.REMAINDER, help="-- mpirun -np N ./app [args]")
+    t.set_defaults(func=cmd_trace)
+
+    i = sub.add_parser("trace-info", help="summarize a trace directory",
+                       description="Print a summary of a trace: ranks, files, calls per MPI "
+                       "routine, bytes written and read.")
+    i.add_argument("trace", help="trace directory")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
+    i.add_argument("--partial", action="store_true",
+                   help="on a damaged trace, summarize what comes before the damage")
+    i.add_argument("--parquet", metavar="DIR", help="also export the tables to DIR/*.parquet")
+    i.set_defaults(func=cmd_trace_info)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""iomodel.models: the I/O model (see the analyzer issue)."""

@@ -1,0 +1,1 @@
+"""iomodel.replay: IOR generation, replay and prediction (see the replay issue)."""

@@ -1,0 +1,22 @@
+"""Install the iomodel Python package and its `iomodel` command.
+
+The Python code lives in the architecture's folders (analyzer/, models/,
+replay/, tracer/) and is installed under the `iomodel` namespace.  The C
+tracer is built by CMake (see scripts/setup.sh), which installs the library
+into tracer/lib/ where iomodel.tracer finds it.
+"""
+from setuptools import setup
+
+setup(
+    name="iomodel",
+    version="0.1.0",
+    description="I/O models of MPI applications and I/O time/cost prediction on candidate clusters",
+    python_requires=">=3.9",
+    packages=["iomodel", "iomodel.analyzer", "iomodel.tracer", "iomodel.models", "iomodel.replay"],
+    package_dir={"iomodel": "iomodel", "iomodel.analyzer": "analyzer", "iomodel.tracer": "tracer",
+                 "iomodel.models": "models", "iomodel.replay": "replay"},
+    package_data={"iomodel.tracer": ["lib/*.so"]},
+    install_requires=["numpy", "pyarrow", "networkx", "pyyaml"],
+    extras_require={"darshan": ["darshan"], "test": ["pytest", "mpi4py"]},
+    entry_points={"console_scripts": ["iomodel = iomodel.cli:main"]},
+)

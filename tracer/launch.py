@@ -1,0 +1,34 @@
+"""`iomodel trace`: run an MPI launch command with the tracer preloaded in its ranks."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import library_path
+
+# Launchers that forward only the variables named with -x to remote nodes.
+OPENMPI_LAUNCHERS = {"mpirun", "mpiexec", "orterun"}
+
+
+def traced_command(cmd):
+    """The command, with Open MPI's -x added so remote ranks get the tracer too."""
+    if cmd and os.path.basename(cmd[0]) in OPENMPI_LAUNCHERS:
+        return [cmd[0], "-x", "LD_PRELOAD", "-x", "IOMODEL_TRACE_DIR", *cmd[1:]]
+    return list(cmd)
+
+
+def run_traced(outdir, cmd, extra_env=None):
+    """Run `cmd` with the tracer; returns (exit code, trace directory)."""
+    lib = library_path()
+    out = Path(outdir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob("rank-*.iot"):  # a previous run's ranks would mix with this one's
+        stale.unlink()
+    env = dict(os.environ)
+    env.update(extra_env or {})
+    env["IOMODEL_TRACE_DIR"] = str(out)
+    env["LD_PRELOAD"] = ":".join(x for x in (str(lib), env.get("LD_PRELOAD", "")) if x)
+    if shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
+        raise FileNotFoundError(f"command not found: {cmd[0]}")
+    rc = subprocess.call(traced_command(cmd), env=env)
+    return rc, out

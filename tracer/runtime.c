@@ -1,0 +1,630 @@
+/* iomodel tracer runtime: trace file, buffers, open-file slots, nonblocking
+ * requests, and the recording functions the generated wrappers call.
+ *
+ * Every rank writes <dir>/rank-NNNNNN.iot: a header, then chunks of events
+ * (fixed 40-byte records) and of metadata (opens, views, ...), each chunk
+ * written whole when its fixed-size buffer fills, at MPI_Finalize, at
+ * MPI_Abort and at exit.  docs/trace-format.md is the reference. */
+#define _GNU_SOURCE
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread int iom_depth __attribute__((tls_model("initial-exec")));
+int iom_on;
+int iom_mt;
+uint32_t iom_lclock;
+int iom_npending;
+
+/* Real functions the runtime itself calls (defined in wrappers.c). */
+extern __typeof__(PMPI_Allreduce) *iom_real_MPI_Allreduce IOM_HIDDEN;
+extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
+
+#define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3 };
+enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4 };
+enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2 };
+
+struct file_header {
+    char magic[8];           /* "IOMTRACE" */
+    uint32_t version, header_size;
+    int32_t rank, nranks;
+    uint32_t pid;
+    int32_t thread_level;
+    uint32_t clock_kind;     /* 1: x86 TSC ticks, 0: nanoseconds */
+    uint32_t event_size;
+    uint64_t tick_origin;    /* ticks at time zero (after a barrier in MPI_Init) */
+    uint64_t mono_origin_ns; /* CLOCK_MONOTONIC at time zero */
+    int64_t real_origin_ns;  /* CLOCK_REALTIME at time zero */
+    uint64_t cal_ticks;      /* an earlier (ticks, monotonic ns) pair for the */
+    uint64_t cal_ns;         /* tick rate, refined by every chunk's pair */
+    char hostname[128];
+    char reserved[48];
+};
+_Static_assert(sizeof(struct file_header) == 256, "header must stay 256 bytes");
+
+struct chunk_header {
+    uint32_t magic;
+    uint16_t type, header_size;
+    uint64_t payload_len;
+    uint64_t count;        /* records in the chunk */
+    uint64_t first_seq;    /* seq of the first event (events), events so far (others) */
+    uint64_t ticks, ns;    /* clock pair at flush time */
+    uint64_t checksum;     /* sum of the payload's 64-bit words */
+};
+_Static_assert(sizeof(struct chunk_header) == 56, "chunk header must stay 56 bytes");
+
+struct meta_header { uint32_t type, len; uint64_t seq; };
+
+/* ------------------------------------------------------------------ state */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+#define LOCK()   do { if (iom_mt) pthread_mutex_lock(&lock); } while (0)
+#define UNLOCK() do { if (iom_mt) pthread_mutex_unlock(&lock); } while (0)
+
+static int fd = -1;
+static int my_rank;
+static struct iom_event *ev_buf;
+static size_t ev_n, ev_cap;
+static uint64_t ev_base;            /* seq of ev_buf[0] */
+static unsigned char *meta_buf;
+static size_t meta_n, meta_cap;
+static uint64_t meta_count;
+static size_t max_view_blocks;
+static int write_failed;
+
+void *iom_dlsym_next(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+__attribute__((constructor)) static void iom_load(void)
+{
+    iom_resolve_reals();
+}
+
+static uint64_t mono_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static size_t env_size(const char *name, size_t dflt, size_t min)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    return (*end || v < min) ? dflt : (size_t)v;
+}
+
+/* ------------------------------------------------------------ file output */
+
+static uint64_t checksum(const void *p, size_t len)
+{
+    const uint64_t *w = p;
+    uint64_t s = 0;
+    for (size_t i = 0; i < len / 8; i++) s += w[i];
+    return s;
+}
+
+static void write_all(const struct iovec *iov, int n)
+{
+    struct iovec v[2];
+    memcpy(v, iov, sizeof(struct iovec) * (size_t)n);
+    int saved = errno;
+    while (n > 0 && !write_failed) {
+        ssize_t w = writev(fd, v, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            write_failed = 1;
+            fprintf(stderr, "iomodel: rank %d: trace write failed (%s); tracing stops here\n",
+                    my_rank, strerror(errno));
+            break;
+        }
+        while (n > 0 && (size_t)w >= v[0].iov_len) { w -= (ssize_t)v[0].iov_len; v[0] = v[1]; n--; }
+        if (n > 0) { v[0].iov_base = (char *)v[0].iov_base + w; v[0].iov_len -= (size_t)w; }
+    }
+    errno = saved;
+}
+
+static void write_chunk(int type, const void *payload, size_t len, uint64_t count, uint64_t first)
+{
+    if (fd < 0) return;
+    struct chunk_header h = {CHUNK_MAGIC, (uint16_t)type, sizeof h, len, count, first,
+                             iom_ticks(), mono_ns(CLOCK_MONOTONIC), checksum(payload, len)};
+    struct iovec v[2] = {{&h, sizeof h}, {(void *)payload, len}};
+    write_all(v, len ? 2 : 1);
+}
+
+static void flush_meta(void)
+{
+    if (meta_n) write_chunk(CHUNK_META, meta_buf, meta_n, meta_count, ev_base + ev_n);
+    meta_n = 0;
+    meta_count = 0;
+}
+
+/* Metadata first: an event never reaches the file before the open or view it refers to. */
+static void flush_events(void)
+{
+    flush_meta();
+    if (ev_n) write_chunk(CHUNK_EVENTS, ev_buf, ev_n * sizeof *ev_buf, ev_n, ev_base);
+    ev_base += ev_n;
+    ev_n = 0;
+}
+
+static struct iom_event *next_event(void)
+{
+    if (IOM_UNLIKELY(ev_n == ev_cap)) flush_events();
+    return &ev_buf[ev_n++];
+}
+
+static uint64_t push(int op, unsigned flags, int slot, int64_t a, int64_t b, uint64_t t0, uint64_t t1)
+{
+    uint64_t seq = ev_base + ev_n;
+    struct iom_event *e = next_event();
+    e->op = (uint8_t)op;
+    e->flags = (uint8_t)flags;
+    e->slot = (uint16_t)slot;
+    e->lclock = iom_lclock;
+    e->offset = a;
+    e->bytes = b;
+    e->t0 = t0;
+    e->t1 = t1;
+    return seq;
+}
+
+/* A metadata record of `len` payload bytes, 8-byte aligned, attached to event `seq`. */
+static void *meta_begin(uint32_t type, size_t len, uint64_t seq, size_t *total)
+{
+    *total = (sizeof(struct meta_header) + len + 7) & ~(size_t)7;
+    if (meta_n + *total > meta_cap) flush_meta();
+    unsigned char *p = (*total > meta_cap) ? calloc(1, *total) : meta_buf + meta_n;
+    if (!p) return NULL;
+    memset(p, 0, *total);
+    struct meta_header h = {type, (uint32_t)*total, seq};
+    memcpy(p, &h, sizeof h);
+    return p;
+}
+
+static void meta_end(void *p, size_t total)
+{
+    if ((unsigned char *)p == meta_buf + meta_n) {
+        meta_n += total;
+        meta_count++;
+    } else { /* larger than the buffer: its own chunk */
+        write_chunk(CHUNK_META, p, total, 1, ev_base + ev_n);
+        free(p);
+    }
+}
+
+static void meta_path(uint32_t type, uint64_t seq, const void *fixed, size_t flen, const char *path)
+{
+    size_t plen = strlen(path), total;
+    unsigned char *p = meta_begin(type, flen + plen, seq, &total);
+    if (!p) return;
+    memcpy(p + sizeof(struct meta_header), fixed, flen);
+    memcpy(p + sizeof(struct meta_header) + flen, path, plen);
+    meta_end(p, total);
+}
+
+/* ------------------------------------------------- pointer -> value tables */
+
+/* Open addressing keyed by MPI handle (a pointer in Open MPI): open files
+ * (value: slot) and pending nonblocking requests (value: seq << 16 | slot). */
+struct ptrmap { uintptr_t *key; uint64_t *val; size_t cap, used; };
+#define TOMB ((uintptr_t)1)
+
+static size_t pm_hash(uintptr_t k, size_t cap) { return (size_t)((k >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1); }
+
+static int pm_get(const struct ptrmap *m, uintptr_t k, uint64_t *v)
+{
+    if (!m->cap) return 0;
+    for (size_t i = pm_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->key[i] == k) { *v = m->val[i]; return 1; }
+        if (!m->key[i]) return 0;
+    }
+}
+
+static void pm_put(struct ptrmap *m, uintptr_t k, uint64_t v);
+
+static void pm_grow(struct ptrmap *m)
+{
+    struct ptrmap n = {0};
+    n.cap = m->cap ? m->cap * 2 : 64;
+    n.key = calloc(n.cap, sizeof *n.key);
+    n.val = calloc(n.cap, sizeof *n.val);
+    if (!n.key || !n.val) { free(n.key); free(n.val); return; }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->key[i] > TOMB) pm_put(&n, m->key[i], m->val[i]);
+    free(m->key);
+    free(m->val);
+    *m = n;
+}
+
+static void pm_put(struct ptrmap *m, uintptr_t k, uint64_t v)
+{
+    if ((m->used + 1) * 2 > m->cap) pm_grow(m);
+    if (!m->cap) return;
+    size_t i = pm_hash(k, m->cap), tomb = (size_t)-1;
+    for (;; i = (i + 1) & (m->cap - 1)) {
+        if (m->key[i] == k) { m->val[i] = v; return; }
+        if (m->key[i] == TOMB && tomb == (size_t)-1) tomb = i;
+        if (!m->key[i]) break;
+    }
+    if (tomb != (size_t)-1) i = tomb; else m->used++;
+    m->key[i] = k;
+    m->val[i] = v;
+}
+
+static int pm_del(struct ptrmap *m, uintptr_t k, uint64_t *v)
+{
+    if (!m->cap) return 0;
+    for (size_t i = pm_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (m->key[i] == k) { if (v) *v = m->val[i]; m->key[i] = TOMB; return 1; }
+        if (!m->key[i]) return 0;
+    }
+}
+
+/* --------------------------------------------------------- open-file slots */
+
+struct slot { uint64_t begin_seq; int busy; };
+static struct ptrmap files, requests;
+static struct slot *slots;
+static int nslots, *free_slots, nfree;
+static MPI_File last_fh = MPI_FILE_NULL;
+static int last_slot = IOM_NO_SLOT;
+
+static int slot_lookup(MPI_File fh)
+{
+    if (fh == last_fh) return last_slot;
+    uint64_t v;
+    if (!pm_get(&files, (uintptr_t)fh, &v)) return IOM_NO_SLOT;
+    last_fh = fh;
+    last_slot = (int)v;
+    return last_slot;
+}
+
+int iom_slot_of(MPI_File fh)
+{
+    LOCK();
+    int s = slot_lookup(fh);
+    UNLOCK();
+    return s;
+}
+
+static int slot_alloc(MPI_File fh)
+{
+    int s;
+    if (nfree) s = free_slots[--nfree];
+    else if (nslots < (int)IOM_NO_SLOT) {
+        struct slot *ns = realloc(slots, sizeof *slots * (size_t)(nslots + 1));
+        int *nf = realloc(free_slots, sizeof *free_slots * (size_t)(nslots + 1));
+        if (!ns || !nf) { if (ns) slots = ns; if (nf) free_slots = nf; return IOM_NO_SLOT; }
+        slots = ns;
+        free_slots = nf;
+        s = nslots++;
+    } else return IOM_NO_SLOT;
+    slots[s].busy = 1;
+    slots[s].begin_seq = UINT64_MAX;
+    pm_put(&files, (uintptr_t)fh, (uint64_t)s);
+    last_fh = MPI_FILE_NULL;
+    return s;
+}
+
+/* ------------------------------------------------------------- recording */
+
+int64_t iom_pos_individual(MPI_File fh)
+{
+    MPI_Offset pos;
+    return PMPI_File_get_position(fh, &pos) == MPI_SUCCESS ? (int64_t)pos : -1;
+}
+
+int64_t iom_pos_shared(MPI_File fh)
+{
+    MPI_Offset pos;
+    return PMPI_File_get_position_shared(fh, &pos) == MPI_SUCCESS ? (int64_t)pos : -1;
+}
+
+static inline int64_t nbytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count && PMPI_Type_size(type, &size) != MPI_SUCCESS) return -1;
+    return (int64_t)count * size;
+}
+
+void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+                   MPI_Datatype type, uint64_t t0, uint64_t t1)
+{
+    int64_t b = nbytes(count, type);
+    if (pos < 0) flags |= IOM_F_NOPOS;
+    LOCK();
+    push(op, flags, slot_lookup(fh), pos, b, t0, t1);
+    UNLOCK();
+}
+
+void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+                     MPI_Datatype type, uint64_t t0, uint64_t t1, MPI_Request req)
+{
+    int64_t b = nbytes(count, type);
+    if (pos < 0) flags |= IOM_F_NOPOS;
+    LOCK();
+    int slot = slot_lookup(fh);
+    uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
+    if (req != MPI_REQUEST_NULL) {
+        uint64_t old;
+        if (!pm_get(&requests, (uintptr_t)req, &old)) iom_npending++;
+        pm_put(&requests, (uintptr_t)req, seq << 16 | (uint64_t)slot);
+    }
+    UNLOCK();
+}
+
+void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+                      MPI_Datatype type, uint64_t t0, uint64_t t1)
+{
+    int64_t b = nbytes(count, type);
+    if (pos < 0) flags |= IOM_F_NOPOS;
+    LOCK();
+    int slot = slot_lookup(fh);
+    uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
+    if (slot != (int)IOM_NO_SLOT) slots[slot].begin_seq = seq;
+    UNLOCK();
+}
+
+void iom_record_end(int op, MPI_File fh, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    int slot = slot_lookup(fh);
+    uint64_t seq = UINT64_MAX;
+    if (slot != (int)IOM_NO_SLOT) {
+        seq = slots[slot].begin_seq;
+        slots[slot].begin_seq = UINT64_MAX;
+    }
+    push(op, IOM_F_COMPLETE, slot, (int64_t)seq, -1, t0, t1);
+    UNLOCK();
+}
+
+void iom_record_call(int op, unsigned flags, MPI_File fh, int64_t a, int64_t b,
+                     uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    push(op, flags, slot_lookup(fh), a, b, t0, t1);
+    UNLOCK();
+}
+
+MPI_Request *iom_save_requests(int n, const MPI_Request *reqs, MPI_Request *local, int nlocal)
+{
+    MPI_Request *s = n <= nlocal ? local : malloc(sizeof *s * (size_t)n);
+    if (!s) return local; /* cannot save: iom_complete then sees nothing */
+    memcpy(s, reqs, sizeof *s * (size_t)(n > 0 ? n : 0));
+    return s;
+}
+
+/* Record a completion event for each completed request that was an I/O post:
+ * all n saved requests, or those at the n indices in `which`. */
+void iom_complete(int op, const MPI_Request *saved, int n, const int *which, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    for (int i = 0; i < n && iom_npending; i++) {
+        MPI_Request r = saved[which ? which[i] : i];
+        uint64_t v;
+        if (r == MPI_REQUEST_NULL || !pm_del(&requests, (uintptr_t)r, &v)) continue;
+        iom_npending--;
+        push(op, IOM_F_COMPLETE, (int)(v & 0xFFFF), (int64_t)(v >> 16), -1, t0, t1);
+    }
+    UNLOCK();
+}
+
+void iom_forget_request(MPI_Request req)
+{
+    LOCK();
+    if (pm_del(&requests, (uintptr_t)req, NULL)) iom_npending--;
+    UNLOCK();
+}
+
+void iom_record_open(int op, int rc, MPI_Comm comm, const char *path, int amode,
+                     MPI_File fh, uint64_t t0, uint64_t t1)
+{
+    int csize = 0, crank = 0;
+    if (rc == MPI_SUCCESS) {
+        PMPI_Comm_size(comm, &csize);
+        PMPI_Comm_rank(comm, &crank);
+    }
+    LOCK();
+    int slot = rc == MPI_SUCCESS ? slot_alloc(fh) : (int)IOM_NO_SLOT;
+    uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, slot, 0, 0, t0, t1);
+    struct { uint32_t slot; int32_t amode, comm_size, comm_rank; } fixed = {(uint32_t)slot, amode, csize, crank};
+    meta_path(META_OPEN, seq, &fixed, sizeof fixed, path ? path : "");
+    UNLOCK();
+}
+
+void iom_record_close(int op, int rc, int slot, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, slot, 0, 0, t0, t1);
+    if (rc == MPI_SUCCESS && slot != (int)IOM_NO_SLOT && slots[slot].busy) {
+        uintptr_t k = 0;
+        for (size_t i = 0; i < files.cap && !k; i++) /* closes are rare: a scan is fine */
+            if (files.key[i] > TOMB && files.val[i] == (uint64_t)slot) k = files.key[i];
+        if (k) pm_del(&files, k, NULL);
+        slots[slot].busy = 0;
+        free_slots[nfree++] = slot;
+        last_fh = MPI_FILE_NULL;
+    }
+    UNLOCK();
+}
+
+void iom_record_delete(int op, int rc, const char *path, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, IOM_NO_SLOT, 0, 0, t0, t1);
+    meta_path(META_PATH, seq, "", 0, path ? path : "");
+    UNLOCK();
+}
+
+void iom_record_view(int op, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                     MPI_Datatype filetype, const char *datarep, uint64_t t0, uint64_t t1)
+{
+    struct iom_blocks bl = {0};
+    bl.max = max_view_blocks;
+    int esize = 0, fsize = 0;
+    MPI_Aint lb = 0, extent = 0;
+    if (rc == MPI_SUCCESS) {
+        PMPI_Type_size(etype, &esize);
+        PMPI_Type_size(filetype, &fsize);
+        PMPI_Type_get_extent(filetype, &lb, &extent);
+        iom_flatten(filetype, &bl);
+    }
+    size_t rlen = datarep ? strlen(datarep) : 0;
+    LOCK();
+    int slot = slot_lookup(fh);
+    uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, slot, (int64_t)disp, 0, t0, t1);
+    if (rc == MPI_SUCCESS) {
+        struct {
+            uint32_t slot, flags;
+            int64_t disp, etype_size, ftype_size, ftype_lb, ftype_extent;
+            uint64_t nblocks;
+            uint32_t datarep_len, pad;
+        } fixed = {(uint32_t)slot, (uint32_t)(bl.capped | bl.undecoded << 1), disp, esize,
+                   fsize, lb, extent, bl.n, (uint32_t)rlen, 0};
+        size_t blen = bl.n * sizeof(struct iom_block), total;
+        unsigned char *p = meta_begin(META_VIEW, sizeof fixed + blen + rlen, seq, &total);
+        if (p) {
+            unsigned char *q = p + sizeof(struct meta_header);
+            memcpy(q, &fixed, sizeof fixed);
+            if (blen) memcpy(q + sizeof fixed, bl.b, blen);
+            if (rlen) memcpy(q + sizeof fixed + blen, datarep, rlen);
+            meta_end(p, total);
+        }
+    }
+    UNLOCK();
+    free(bl.b);
+}
+
+/* ------------------------------------------------------------- life cycle */
+
+static void finish(int how)
+{
+    flush_events();
+    struct { uint64_t events; uint32_t how, lclock; } end = {ev_base, (uint32_t)how, iom_lclock};
+    write_chunk(CHUNK_END, &end, sizeof end, 0, ev_base);
+    close(fd);
+    fd = -1;
+    iom_on = 0;
+}
+
+static void at_exit(void)
+{
+    LOCK();
+    if (iom_on) finish(END_EXIT);
+    UNLOCK();
+}
+
+void iom_start(int op, uint64_t t_init, int thread_level)
+{
+    iom_depth = 1;
+    const char *off = getenv("IOMODEL_DISABLE");
+    if (off && *off && strcmp(off, "0")) { iom_depth = 0; return; }
+    uint64_t cal_ticks = iom_ticks(), cal_ns = mono_ns(CLOCK_MONOTONIC);
+    int nranks = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *dir = getenv("IOMODEL_TRACE_DIR");
+    if (!dir || !*dir) dir = "iomodel-trace";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, my_rank);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) { /* the open below reports it */ }
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int err = fd < 0 ? errno : 0;
+    size_t buf_bytes = env_size("IOMODEL_BUFFER_BYTES", 1u << 20, 4096);
+    ev_cap = buf_bytes / sizeof(struct iom_event);
+    meta_cap = buf_bytes / 4 < 4096 ? 4096 : buf_bytes / 4;
+    max_view_blocks = env_size("IOMODEL_MAX_VIEW_BLOCKS", 1u << 16, 1);
+    ev_buf = malloc(ev_cap * sizeof *ev_buf);
+    meta_buf = malloc(meta_cap);
+    if (!err && (!ev_buf || !meta_buf)) err = ENOMEM;
+    /* All ranks trace or none does; rank 0 says why not. */
+    int failed = err != 0, nfailed = 0;
+    iom_real_MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (nfailed) {
+        if (my_rank == 0)
+            fprintf(stderr, "iomodel: cannot write the trace in %s (%d of %d ranks failed%s%s); "
+                    "running untraced\n", dir, nfailed, nranks, err ? ": " : "",
+                    err ? strerror(err) : "");
+        if (fd >= 0) { close(fd); unlink(path); fd = -1; }
+        free(ev_buf);
+        free(meta_buf);
+        ev_buf = NULL;
+        meta_buf = NULL;
+        iom_depth = 0;
+        return;
+    }
+    iom_real_MPI_Barrier(MPI_COMM_WORLD); /* time zero is the same moment on every rank */
+    struct file_header h = {{'I', 'O', 'M', 'T', 'R', 'A', 'C', 'E'}, IOM_TRACE_VERSION, sizeof h,
+                            my_rank, nranks, (uint32_t)getpid(), thread_level,
+#if defined(__x86_64__) || defined(__i386__)
+                            1,
+#else
+                            0,
+#endif
+                            sizeof(struct iom_event), iom_ticks(), mono_ns(CLOCK_MONOTONIC),
+                            (int64_t)mono_ns(CLOCK_REALTIME), cal_ticks, cal_ns, {0}, {0}};
+    gethostname(h.hostname, sizeof h.hostname - 1);
+    struct iovec v = {&h, sizeof h};
+    write_all(&v, 1);
+    /* The routine table: event op ids index it. */
+    size_t nlen = 0;
+    for (int i = 0; i < iom_nops; i++) nlen += strlen(iom_op_names[i]) + 1;
+    size_t total;
+    unsigned char *p = meta_begin(META_ROUTINES, 8 + nlen, 0, &total);
+    if (p) {
+        unsigned char *q = p + sizeof(struct meta_header);
+        uint32_t n = (uint32_t)iom_nops;
+        memcpy(q, &n, 4);
+        q += 8;
+        for (int i = 0; i < iom_nops; i++) {
+            size_t l = strlen(iom_op_names[i]) + 1;
+            memcpy(q, iom_op_names[i], l);
+            q += l;
+        }
+        meta_end(p, total);
+    }
+    iom_mt = thread_level == MPI_THREAD_MULTIPLE;
+    iom_lclock = 0;
+    push(op, 0, IOM_NO_SLOT, 0, 0, t_init, h.tick_origin);
+    static int registered;
+    if (!registered) registered = !atexit(at_exit);
+    iom_on = 1;
+    iom_depth = 0;
+}
+
+void iom_stop(int op, uint64_t t0)
+{
+    LOCK();
+    if (iom_on) {
+        push(op, 0, IOM_NO_SLOT, 0, 0, t0, iom_ticks());
+        finish(END_FINALIZE);
+    }
+    UNLOCK();
+}
+
+void iom_abort(int op, uint64_t t0)
+{
+    LOCK();
+    if (iom_on) {
+        push(op, 0, IOM_NO_SLOT, 0, 0, t0, t0);
+        finish(END_ABORT);
+    }
+    UNLOCK();
+}
