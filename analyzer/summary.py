@@ -10,7 +10,8 @@ def summarize(trace):
     routine = ev["routine"].combine_chunks()
     names = routine.dictionary.to_pylist()
     idx = routine.indices.to_numpy(zero_copy_only=False)
-    counts = np.bincount(idx, minlength=len(names)) if len(idx) else np.zeros(len(names), int)
+    calls = ev["call"].to_numpy(zero_copy_only=False)
+    counts = np.bincount(idx[calls], minlength=len(names)) if len(idx) else np.zeros(len(names), int)
     data = ev["data"].to_numpy(zero_copy_only=False)
     nbytes = ev["bytes"].to_numpy()
     write = ev["write"].to_numpy(zero_copy_only=False) & data

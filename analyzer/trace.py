@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_NOPOS, F_POST, NO_SLOT, TraceError,
+from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_NOPOS, F_SAMECALL, NO_SLOT, TraceError,
                         read_rank_file)
 from .views import contiguous, map_through_view
 
@@ -297,6 +297,8 @@ class Trace:
             "collective": pa.array(tr["collective"] | ((flags & F_COLL) != 0)),
             "nonblocking": pa.array(tr["nonblocking"] | tr["split"]),
             "completion": pa.array(completion),
+            # False for the 2nd, 3rd... request one Wait/Test call completed
+            "call": pa.array((flags & F_SAMECALL) == 0),
             "error": pa.array((flags & F_ERROR) != 0),
             "lclock": pa.array(cat["lclock"].astype(np.uint32)),
             "offset": pa.array(cat["offset"].astype(np.int64)),

@@ -415,13 +415,15 @@ MPI_Request *iom_save_requests(int n, const MPI_Request *reqs, MPI_Request *loca
  * all n saved requests, or those at the n indices in `which`. */
 void iom_complete(int op, const MPI_Request *saved, int n, const int *which, uint64_t t0, uint64_t t1)
 {
+    unsigned same = 0;
     LOCK();
     for (int i = 0; i < n && iom_npending; i++) {
         MPI_Request r = saved[which ? which[i] : i];
         uint64_t v;
         if (r == MPI_REQUEST_NULL || !pm_del(&requests, (uintptr_t)r, &v)) continue;
         iom_npending--;
-        push(op, IOM_F_COMPLETE, (int)(v & 0xFFFF), (int64_t)(v >> 16), -1, t0, t1);
+        push(op, IOM_F_COMPLETE | same, (int)(v & 0xFFFF), (int64_t)(v >> 16), -1, t0, t1);
+        same = IOM_F_SAMECALL;
     }
     UNLOCK();
 }

@@ -23,6 +23,7 @@
 #define IOM_F_COMPLETE 0x10u  /* completes the post whose seq is in offset */
 #define IOM_F_ERROR 0x20u     /* the MPI routine returned an error */
 #define IOM_F_NOPOS 0x40u     /* the file pointer position was not available */
+#define IOM_F_SAMECALL 0x80u  /* another completion made by the same Wait/Test call */
 
 /* One traced call: 40 bytes, written as is (little-endian hosts). */
 struct iom_event {

@@ -1,0 +1,56 @@
+/* Tracer microbenchmark: time per call of MPI_File_write_at (0 bytes and
+ * 4 KiB, on a file in /dev/shm) and of a communication call with no I/O
+ * (MPI_Barrier on MPI_COMM_SELF), run once untraced and once traced by
+ * bench/tracer_bench.py; the difference is the tracer's cost per call.
+ *
+ * usage: tracer_micro DIR CALLS          prints one line of JSON */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s DIR CALLS\n", argv[0]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    long n = atol(argv[2]);
+    char path[4096], buf[4096];
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(path, sizeof path, "%s/micro.%d.dat", argv[1], rank);
+    memset(buf, 7, sizeof buf);
+    MPI_File fh;
+    MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    double t[3];
+    const int sizes[2] = {0, 4096};
+    for (int s = 0; s < 2; s++) {
+        for (long i = 0; i < n / 10; i++) /* warm up: page cache, file size */
+            MPI_File_write_at(fh, (MPI_Offset)(i % 256) * 4096, buf, sizes[s], MPI_BYTE, MPI_STATUS_IGNORE);
+        double t0 = now();
+        for (long i = 0; i < n; i++)
+            MPI_File_write_at(fh, (MPI_Offset)(i % 256) * 4096, buf, sizes[s], MPI_BYTE, MPI_STATUS_IGNORE);
+        t[s] = (now() - t0) / n;
+    }
+    double t0 = now();
+    for (long i = 0; i < n; i++) MPI_Barrier(MPI_COMM_SELF);
+    t[2] = (now() - t0) / n;
+    MPI_File_close(&fh);
+    unlink(path);
+    if (rank == 0)
+        printf("{\"write0_ns\": %.2f, \"write4k_ns\": %.2f, \"comm_ns\": %.2f}\n",
+               t[0] * 1e9, t[1] * 1e9, t[2] * 1e9);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,79 @@
+"""Shared fixtures: build the test programs once, run them for real under
+mpirun with the tracer (through the `iomodel trace` command), read the trace."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = ROOT / "tests" / "programs"
+SHARED = ROOT.parent / "shared"
+IOMODEL = [sys.executable, "-m", "iomodel"]
+
+# Root may run mpirun here; 4 ranks on 2 cores need oversubscription.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+os.environ.update(MPI_ENV)
+
+
+def mpirun(np_, *cmd, mca=()):
+    extra = [x for kv in mca for x in ("--mca", *kv)]
+    return ["mpirun", "--oversubscribe", "-np", str(np_), *extra, *map(str, cmd)]
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory):
+    """Every C and Fortran test program, compiled with warnings as errors."""
+    out = tmp_path_factory.mktemp("bin")
+    for src in sorted(PROGRAMS.glob("*.c")):
+        subprocess.run(["mpicc", "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src],
+                       check=True)
+    for src in sorted(PROGRAMS.glob("*.f90")):
+        subprocess.run(["mpif90", "-O1", "-Wall", "-J", out, "-o", out / src.stem, src],
+                       check=True, cwd=out)
+    return out
+
+
+def program_command(build_dir, name):
+    """How to start a test program: a binary, or the venv's python for .py."""
+    py = PROGRAMS / f"{name}.py"
+    if py.exists():
+        return [sys.executable, py]
+    return [build_dir / name]
+
+
+class Run:
+    """One traced run of a test program."""
+
+    def __init__(self, trace_dir, data_dir, proc):
+        self.trace_dir, self.data_dir, self.proc = trace_dir, data_dir, proc
+
+    def trace(self, partial=False):
+        from iomodel.analyzer import Trace
+        return Trace(self.trace_dir, partial=partial)
+
+
+@pytest.fixture
+def traced(build_dir, tmp_path):
+    """traced(name, np, *args, mca=(), check=True, env=None) -> Run."""
+    def run(name, np_, *args, mca=(), check=True, env=None):
+        data = tmp_path / f"{name}-data"
+        data.mkdir(exist_ok=True)
+        trace = tmp_path / f"{name}-trace"
+        cmd = IOMODEL + ["trace", "-o", str(trace), "--",
+                         *mpirun(np_, *program_command(build_dir, name), data, *args, mca=mca)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **(env or {})})
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
+                                 f"{proc.stdout}\n{proc.stderr}")
+        return Run(trace, data, proc)
+    return run
+
+
+def require(tool):
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is not installed: run scripts/setup.sh")

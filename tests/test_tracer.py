@@ -1,0 +1,203 @@
+"""The tracer under real mpirun, on the programs of tests/programs/.
+
+Expected calls, offsets, bytes and communication counts come from
+tests/programs/expected.py, worked out by hand from the programs' sources.
+"""
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from conftest import PROGRAMS, mpirun, program_command
+
+sys.path.insert(0, str(PROGRAMS))
+import expected  # noqa: E402
+
+NP = 4
+
+
+def rank_events(trace):
+    """Per rank: the events table rows as dicts, in call order."""
+    ev = trace.events.to_pylist()
+    paths = trace.paths
+    out = {}
+    for e in ev:
+        e["file"] = os.path.basename(paths[e["file_id"]]) if e["file_id"] >= 0 else None
+        out.setdefault(e["rank"], []).append(e)
+    for v in out.values():
+        v.sort(key=lambda e: e["seq"])
+    return out
+
+
+def data_calls(evs):
+    return [(e["routine"], e["file"], e["abs_offset"], e["bytes"]) for e in evs if e["data"]]
+
+
+def comm_counts_between_data_calls(evs, final_lclock):
+    """Communication calls before the first data call, between consecutive
+    ones, and after the last: differences of the logical clock."""
+    clocks = [e["lclock"] for e in evs if e["data"]]
+    return [b - a for a, b in zip([0] + clocks, clocks + [final_lclock])]
+
+
+def final_lclocks(trace):
+    from iomodel.analyzer.tracefile import read_rank_file
+    return {r: read_rank_file(p).final_lclock for r, p in
+            zip(trace.ranks["rank"].to_pylist(), trace.ranks["path"].to_pylist())}
+
+
+def check_against_expected(trace, prog, np_, **kw):
+    per_rank = rank_events(trace)
+    assert sorted(per_rank) == list(range(np_))
+    finals = final_lclocks(trace)
+    for rank in range(np_):
+        evs = per_rank[rank]
+        assert data_calls(evs) == expected.io_calls(prog, np_, rank, **kw), f"rank {rank}"
+        gaps = [sum(g.values()) for g in expected.comm_gaps(prog, np_, rank, **kw)]
+        assert comm_counts_between_data_calls(evs, finals[rank]) == gaps, f"rank {rank}"
+        # every completion links to the post it completes
+        data_seq = [e["seq"] for e in evs if e["data"]]
+        got = {}
+        for e in evs:
+            if e["completion"]:
+                got.setdefault(e["routine"], []).append(data_seq.index(e["request"]))
+        want = {}
+        for routine, posts in expected.completions(prog, np_, rank, **kw):
+            want.setdefault(routine, []).extend(posts)
+        assert got == want, f"rank {rank}"
+    # calls per routine over all ranks (communication is counted, not recorded)
+    counts = Counter(e["routine"] for evs in per_rank.values() for e in evs if e["call"]
+                     and not (e["routine"] == "MPI_Test" and not e["completion"]))
+    for routine, n in expected.routine_totals(prog, np_, **kw).items():
+        if routine not in expected.COMMUNICATION:
+            assert counts[routine] == n, routine
+    assert counts["MPI_Finalize"] == np_
+
+
+@pytest.mark.parametrize("prog", ["basic_c", "basic_mpifh", "basic_usempi", "basic_f08", "basic_py"])
+def test_basic_program_in_every_language(traced, prog):
+    run = traced(prog, NP)
+    trace = run.trace()
+    check_against_expected(trace, prog, NP)
+    info = subprocess.run([sys.executable, "-m", "iomodel", "trace-info", "--json",
+                           str(run.trace_dir)], capture_output=True, text=True, check=True)
+    import json
+    s = json.loads(info.stdout)
+    assert s["ranks"] == NP
+    assert [os.path.basename(f) for f in s["files"]] == ["shared.dat"]
+    assert s["bytes_written"] == NP * (3 * 1024 + 512)
+    assert s["bytes_read"] == NP * (1024 + 512)
+    assert s["events"]["MPI_File_write_at_all"] == 3 * NP
+    assert s["events"]["MPI_File_read_at"] == NP
+    init = "MPI_Init_thread" if prog == "basic_py" else "MPI_Init"
+    assert s["events"][init] == NP
+    # time zero is after MPI_Init on every rank; calls are timed in order
+    ev = trace.events
+    t0, t1 = ev["t_start"].to_numpy(), ev["t_end"].to_numpy()
+    data = ev["data"].to_numpy(zero_copy_only=False)
+    assert (t0[data] >= 0).all() and (t1 >= t0).all()
+    opens = trace.files.to_pylist()
+    assert [(o["comm_size"], o["comm_rank"]) for o in sorted(opens, key=lambda o: o["rank"])] == \
+        [(NP, r) for r in range(NP)]
+    assert all(o["amode"] & 1 for o in opens)  # MPI_MODE_CREATE is 1 in Open MPI
+
+
+@pytest.mark.parametrize("np_,size", [(4, (8, 8, 8, 5)), (9, (12, 12, 6, 5))])
+def test_btio_like_views_resolve_to_the_hand_computed_layout(traced, np_, size):
+    nx, ny, nz, nsteps = size
+    run = traced("btio_like", np_, nx, ny, nz, nsteps)
+    trace = run.trace()
+    kw = dict(nx=nx, ny=ny, nz=nz, nsteps=nsteps)
+    per_rank = rank_events(trace)
+    finals = final_lclocks(trace)
+    ext = trace.extents.to_pylist()
+    step_bytes = nx * ny * nz * 40
+    for rank in range(np_):
+        evs = [e for e in per_rank[rank] if e["data"]]
+        assert [e["routine"] for e in evs] == ["MPI_File_write_at_all"] * nsteps + \
+            ["MPI_File_read_at_all"] * nsteps
+        local = expected.btio_local_cells(np_, nx, ny, nz)
+        assert [e["bytes"] for e in evs] == [local * 40] * (2 * nsteps)
+        for e in evs:
+            step = (evs.index(e)) % nsteps
+            got = [(x["offset"], x["length"]) for x in ext
+                   if x["rank"] == rank and x["seq"] == e["seq"]]
+            want = expected.btio_expected_ranges(np_, nx, ny, nz, nsteps, rank, step=step)
+            assert got == want, (rank, step)
+        gaps = [sum(g.values()) for g in expected.comm_gaps("btio_like", np_, rank, **kw)]
+        assert comm_counts_between_data_calls(per_rank[rank], finals[rank]) == gaps
+    # the writes cover the file exactly once
+    writes = sorted((x["offset"], x["length"]) for x in ext
+                    if per_rank[x["rank"]][x["seq"]]["write"])
+    off = np.array([w[0] for w in writes])
+    ln = np.array([w[1] for w in writes])
+    assert off[0] == 0 and (off[1:] == off[:-1] + ln[:-1]).all()
+    assert off[-1] + ln[-1] == nsteps * step_bytes == os.path.getsize(run.data_dir / "btio.dat")
+    view = trace.views.to_pylist()[0]
+    assert view["etype_size"] == 40 and view["disp"] == 0 and not view["capped"]
+    assert view["filetype_extent"] == step_bytes
+
+
+def test_nonblocking_and_split_collectives_complete_at_wait(traced):
+    trace = traced("nonblocking", NP).trace()
+    check_against_expected(trace, "nonblocking", NP)
+    ev = trace.events.to_pylist()
+    for e in ev:
+        if e["data"] and e["nonblocking"]:
+            done = ev[[i for i, x in enumerate(ev) if x["rank"] == e["rank"]
+                       and x["seq"] == e["request"]][0]]
+            # the I/O interval ends at the completion, not at the post
+            assert e["t_complete"] == done["t_end"] >= e["t_end"]
+
+
+def test_individual_and_shared_file_pointers(traced):
+    check_against_expected(traced("pointers", NP).trace(), "pointers", NP)
+
+
+def test_file_per_process(traced):
+    trace = traced("fpp", NP).trace()
+    check_against_expected(trace, "fpp", NP)
+    assert sorted(os.path.basename(p) for p in trace.paths) == [f"fpp.{r}.dat" for r in range(NP)]
+    assert {o["comm_size"] for o in trace.files.to_pylist()} == {1}
+
+
+def test_romio_collectives_count_no_internal_communication(traced):
+    """ROMIO calls MPI itself inside collective I/O; none of it is counted."""
+    run = traced("basic_c", NP, mca=[("io", "romio321")])
+    check_against_expected(run.trace(), "basic_c", NP)
+
+
+def test_killed_run_leaves_a_readable_partial_trace(traced):
+    # A 4096-byte buffer holds 4096 // 40 = 102 events.  Rank 0 records
+    # MPI_Init, MPI_File_open and 1000 writes (1002 events) and is killed with
+    # its file still open: the buffer was flushed full 1002 // 102 = 9 times,
+    # so 918 events (MPI_Init, MPI_File_open and 916 writes) are on disk.
+    run = traced("killed", NP, check=False, env={"IOMODEL_BUFFER_BYTES": "4096"})
+    assert run.proc.returncode != 0
+    trace = run.trace()
+    ranks = trace.ranks.to_pylist()
+    r0 = [r for r in ranks if r["rank"] == 0][0]
+    assert r0["ended_by"] is None and r0["events"] == 918
+    writes = [e for e in rank_events(trace)[0] if e["data"]]
+    assert [e["abs_offset"] for e in writes] == [8 * i for i in range(len(writes))]
+    assert len(writes) == 916
+
+
+def test_unwritable_trace_dir_leaves_the_run_unchanged(build_dir, tmp_path):
+    exe = program_command(build_dir, "plain_output")
+    data = tmp_path / "data"
+    data.mkdir()
+    plain = subprocess.run(mpirun(NP, *exe, data), capture_output=True, text=True, check=True)
+    from iomodel.tracer import library_path
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a directory")
+    env = {**os.environ, "LD_PRELOAD": str(library_path()),
+           "IOMODEL_TRACE_DIR": str(blocked / "trace")}
+    traced = subprocess.run(mpirun(NP, *exe, data), capture_output=True, text=True, env=env)
+    assert traced.returncode == 0
+    assert traced.stdout == plain.stdout == expected.plain_output_stdout(NP)
+    warnings = [l for l in traced.stderr.splitlines() if l.startswith("iomodel:")]
+    assert len(warnings) == 1 and "running untraced" in warnings[0]
