@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "programs"
+EXAMPLES = ROOT / "examples"
 SHARED = ROOT.parent / "shared"
 IOMODEL = [sys.executable, "-m", "iomodel"]
 
@@ -28,11 +29,11 @@ def mpirun(np_, *cmd, mca=()):
 def build_dir(tmp_path_factory):
     """Every C and Fortran test program, compiled with warnings as errors."""
     out = tmp_path_factory.mktemp("bin")
-    for src in sorted(PROGRAMS.glob("*.c")):
+    for src in sorted([*PROGRAMS.glob("*.c"), *EXAMPLES.glob("*.c")]):
         subprocess.run(["mpicc", "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src],
                        check=True)
     for src in sorted(PROGRAMS.glob("*.f90")):
-        subprocess.run(["mpif90", "-O1", "-Wall", "-J", out, "-o", out / src.stem, src],
+        subprocess.run(["mpif90", "-O1", "-Wall", "-Werror", "-J", out, "-o", out / src.stem, src],
                        check=True, cwd=out)
     return out
 

@@ -105,7 +105,7 @@ PROGRAMS = {
                       expect="basic", files=["shared.dat"]),
     "basic_py": dict(kind="python", source="basic_py.py", np=4, args=[],
                      expect="basic", files=["shared.dat"]),
-    "btio_like": dict(kind="c", source="btio_like.c", np=4, args=[],
+    "btio_like": dict(kind="c", source="../../examples/btio_like.c", np=4, args=[],
                       expect="btio_like", files=["btio.dat"]),
     "nonblocking": dict(kind="c", source="nonblocking.c", np=4, args=[],
                         expect="nonblocking", files=["nb.dat"]),

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Tracer overhead benchmark: cost per traced event, trace size, logical-clock cost.
+
+Runs bench/tracer_micro.c (1 rank, file in /dev/shm) untraced and traced,
+alternately, REPEATS times; the overhead is the median over those pairs of
+(traced - untraced) time per call.  Writes bench/results/tracer.json and
+prints the README table.
+
+usage: .venv/bin/python bench/tracer_bench.py [--calls N] [--repeats R]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "tracer.json"
+GOALS = {"write0_overhead_ns": 50, "write4k_overhead_ns": 50, "bytes_per_event": 40,
+         "comm_overhead_ns": 5}
+
+
+def machine():
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
+            "date": datetime.date.today().isoformat()}
+
+
+def run(exe, shm, calls, env):
+    cmd = ["mpirun", "-np", "1", "--bind-to", "core", exe, shm, str(calls)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=400000)
+    ap.add_argument("--repeats", type=int, default=9)
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from iomodel.tracer import library_path
+    from iomodel.analyzer import Trace
+
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    work = Path(tempfile.mkdtemp(prefix="iomodel-bench-", dir="/dev/shm"))
+    try:
+        exe = work / "tracer_micro"
+        subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-o", exe, ROOT / "bench" / "tracer_micro.c"],
+                       check=True)
+        trace_dir = work / "trace"
+        traced_env = {**env, "LD_PRELOAD": str(library_path()), "IOMODEL_TRACE_DIR": str(trace_dir)}
+        keys = ("write0_ns", "write4k_ns", "comm_ns")
+        plain, traced, diffs = {k: [] for k in keys}, {k: [] for k in keys}, {k: [] for k in keys}
+        for i in range(args.repeats):
+            a = run(exe, work, args.calls, env)
+            b = run(exe, work, args.calls, traced_env)
+            for k in keys:
+                plain[k].append(a[k])
+                traced[k].append(b[k])
+                diffs[k].append(b[k] - a[k])
+            print(f"run {i + 1}/{args.repeats}: untraced {a}  traced {b}", file=sys.stderr)
+        trace = Trace(trace_dir)
+        events = trace.events.num_rows
+        size = sum(f.stat().st_size for f in trace.rank_files)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    med = {k: round(statistics.median(v), 2) for k, v in diffs.items()}
+    res = {
+        "machine": machine(),
+        "calls_per_measure": args.calls,
+        "repeats": args.repeats,
+        "untraced_ns_median": {k: round(statistics.median(v), 2) for k, v in plain.items()},
+        "traced_ns_median": {k: round(statistics.median(v), 2) for k, v in traced.items()},
+        "write0_overhead_ns": med["write0_ns"],
+        "write4k_overhead_ns": med["write4k_ns"],
+        "comm_overhead_ns": med["comm_ns"],
+        "trace_events": events,
+        "trace_bytes": size,
+        "bytes_per_event": round(size / events, 2),
+        "goals": GOALS,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(res, indent=2) + "\n")
+    print(table(res))
+
+
+def table(res):
+    rows = [("MPI_File_write_at, 0 bytes", "write0_ns", "write0_overhead_ns", "ns/event"),
+            ("MPI_File_write_at, 4 KiB", "write4k_ns", "write4k_overhead_ns", "ns/event"),
+            ("MPI_Barrier(MPI_COMM_SELF), logical clock", "comm_ns", "comm_overhead_ns", "ns/call")]
+    out = ["| measure | untraced | traced | tracer cost | goal |", "|---|---|---|---|---|"]
+    for name, k, o, unit in rows:
+        out.append(f"| {name} | {res['untraced_ns_median'][k]:.1f} ns | {res['traced_ns_median'][k]:.1f} ns"
+                   f" | {res[o]:.1f} {unit} | <= {res['goals'][o]} |")
+    out.append(f"| trace size | | | {res['bytes_per_event']:.2f} B/event | <= {res['goals']['bytes_per_event']} |")
+    m = res["machine"]
+    out.append(f"\n{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, {m['mpi']}; medians of "
+               f"{res['repeats']} side-by-side pairs of runs, {res['calls_per_measure']} calls each ({m['date']}).")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main command: set up, then trace the built-in example (examples/btio_like.c,
+# a BT-IO-like program) under mpirun and summarize its trace.  Output: out/example/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+out=out/example
+mkdir -p "$out/data"
+mpicc -O2 -Wall -Wextra -o "$out/btio_like" examples/btio_like.c
+mpi=(mpirun --oversubscribe -np 4)
+[[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
+# 4 ranks, a 32x32x32 grid of 5-double cells, 10 time steps
+.venv/bin/iomodel trace -o "$out/trace" -- "${mpi[@]}" "$out/btio_like" "$out/data" 32 32 32 10
+.venv/bin/iomodel trace-info "$out/trace" --parquet "$out/tables" | tee "$out/trace-info.txt"
