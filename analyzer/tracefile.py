@@ -24,11 +24,18 @@ OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")
 END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize"}
 
+RECORD_DTYPE = np.dtype([
+    ("op", "u1"), ("flags", "u1"), ("slot", "<u2"), ("lclock", "<u4"),
+    ("offset", "<i8"), ("t0", "<u8"), ("dt", "<u4"), ("bytes", "<u4"),
+])
+assert RECORD_DTYPE.itemsize == 32
+OP_EXTENSION = 0xFF
+U32_MAX = 0xFFFFFFFF
+# Events as the reader gives them: the extension records folded in.
 EVENT_DTYPE = np.dtype([
     ("op", "u1"), ("flags", "u1"), ("slot", "<u2"), ("lclock", "<u4"),
     ("offset", "<i8"), ("bytes", "<i8"), ("t0", "<u8"), ("t1", "<u8"),
 ])
-assert EVENT_DTYPE.itemsize == 40
 
 F_COLL, F_WRITE, F_READ, F_POST, F_COMPLETE, F_ERROR, F_NOPOS, F_SAMECALL = 1, 2, 4, 8, 16, 32, 64, 128
 NO_SLOT = 0xFFFF
@@ -54,12 +61,13 @@ class RankTrace:
     real_origin_ns: int
     ns_per_tick: float
     routines: list
-    events: np.ndarray                  # EVENT_DTYPE, in seq order
+    events: np.ndarray                  # EVENT_DTYPE, in seq order (index = seq)
     t_start: np.ndarray                 # seconds since time zero
     t_end: np.ndarray
     opens: list = field(default_factory=list)    # dicts: seq, slot, amode, comm_size, comm_rank, path
     views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
     deleted: list = field(default_factory=list)  # dicts: seq, path
+    records: int = 0                     # event records on disk, extensions included
     end: str = None                      # how the run ended, None if no end record
     final_lclock: int = None
 
@@ -101,6 +109,26 @@ def _parse_meta(buf, rt, path, base):
         pos += mlen
 
 
+def _fold_extensions(recs):
+    """Records -> events: 64-bit bytes and end times, extension records removed."""
+    ext = recs["op"] == OP_EXTENSION
+    ev = np.zeros(int(np.count_nonzero(~ext)), EVENT_DTYPE)
+    base = recs[~ext]
+    for k in ("op", "flags", "slot", "lclock", "offset", "t0"):
+        ev[k] = base[k]
+    ev["bytes"] = base["bytes"]
+    ev["t1"] = base["t0"] + base["dt"]
+    xi = np.flatnonzero(ext)
+    owner = xi - np.arange(1, len(xi) + 1)      # index among events of the record before each extension
+    owner = owner[(xi > 0)]
+    xi = xi[(xi > 0)]
+    big_b = base["bytes"][owner] == U32_MAX
+    big_t = base["dt"][owner] == U32_MAX
+    ev["bytes"][owner[big_b]] = recs["offset"][xi[big_b]]
+    ev["t1"][owner[big_t]] = recs["t0"][xi[big_t]]
+    return ev
+
+
 def read_rank_file(path):
     """Read one rank's trace.  Raises TraceError (with .partial) on damage."""
     with open(path, "rb") as f:
@@ -112,9 +140,9 @@ def read_rank_file(path):
      cal_ticks, cal_ns, host, _) = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise TraceError(path, 0, "not an iomodel trace (bad magic)")
-    if version != VERSION or evsize != EVENT_DTYPE.itemsize:
+    if version != VERSION or evsize != RECORD_DTYPE.itemsize:
         raise TraceError(path, 8, f"trace format version {version} with {evsize}-byte events; "
-                         f"this iomodel reads version {VERSION}")
+                         f"this iomodel reads version {VERSION} with {RECORD_DTYPE.itemsize}-byte events")
     rt = RankTrace(path, rank, nranks, pid, tlevel, _cstr(host), real0, 1.0, [],
                    None, None, None)
     chunks, pairs, error = [], [(cal_ticks, cal_ns)], None
@@ -136,11 +164,12 @@ def read_rank_file(path):
             error = (pos, "corrupt: chunk checksum does not match")
             break
         if ctype == CHUNK_EVENTS:
-            if first != next_seq or plen != count * EVENT_DTYPE.itemsize:
+            recs = np.frombuffer(body, RECORD_DTYPE)
+            if first != next_seq or plen != count * RECORD_DTYPE.itemsize:
                 error = (pos, f"corrupt: event chunk starts at event {first}, expected {next_seq}")
                 break
-            chunks.append(np.frombuffer(body, EVENT_DTYPE))
-            next_seq += count
+            chunks.append(recs)
+            next_seq += int(np.count_nonzero(recs["op"] != OP_EXTENSION))
         elif ctype == CHUNK_META:
             try:
                 _parse_meta(body, rt, path, pos + chsize)
@@ -155,7 +184,7 @@ def read_rank_file(path):
             break
         pairs.append((ticks, ns))
         pos += chsize + plen
-    events = np.concatenate(chunks) if chunks else np.zeros(0, EVENT_DTYPE)
+    events = _fold_extensions(np.concatenate(chunks) if chunks else np.zeros(0, RECORD_DTYPE))
     # Tick rate from the clock pair farthest from time zero.
     if clock_kind == 0:
         rt.ns_per_tick = 1.0
@@ -165,6 +194,7 @@ def read_rank_file(path):
         rt.ns_per_tick = (int(n) - int(mono0)) / dt if dt else 1.0
     scale = rt.ns_per_tick * 1e-9
     rt.events = events
+    rt.records = sum(len(c) for c in chunks)
     rt.t_start = (events["t0"].astype(np.int64) - np.int64(tick0)) * scale
     rt.t_end = (events["t1"].astype(np.int64) - np.int64(tick0)) * scale
     if error:

@@ -171,19 +171,22 @@ def test_romio_collectives_count_no_internal_communication(traced):
 
 
 def test_killed_run_leaves_a_readable_partial_trace(traced):
-    # A 4096-byte buffer holds 4096 // 40 = 102 events.  Rank 0 records
-    # MPI_Init, MPI_File_open and 1000 writes (1002 events) and is killed with
-    # its file still open: the buffer was flushed full 1002 // 102 = 9 times,
-    # so 918 events (MPI_Init, MPI_File_open and 916 writes) are on disk.
+    # A 4096-byte buffer holds 4096 // 32 = 128 records.  Rank 0 records
+    # MPI_Init, MPI_File_open and 1000 writes (1002 events, plus an extension
+    # record for MPI_Init should it last more than 2^32 ticks) and is killed
+    # with its file still open: the buffer was flushed full 7 times, so 896
+    # records are on disk: MPI_Init, MPI_File_open and the first writes.
     run = traced("killed", NP, check=False, env={"IOMODEL_BUFFER_BYTES": "4096"})
     assert run.proc.returncode != 0
     trace = run.trace()
     ranks = trace.ranks.to_pylist()
     r0 = [r for r in ranks if r["rank"] == 0][0]
-    assert r0["ended_by"] is None and r0["events"] == 918
+    from iomodel.analyzer.tracefile import read_rank_file
+    raw = read_rank_file(r0["path"])
+    assert r0["ended_by"] is None and raw.records == 896
     writes = [e for e in rank_events(trace)[0] if e["data"]]
     assert [e["abs_offset"] for e in writes] == [8 * i for i in range(len(writes))]
-    assert len(writes) == 916
+    assert len(writes) == r0["events"] - 2 >= 896 - 3
 
 
 def test_unwritable_trace_dir_leaves_the_run_unchanged(build_dir, tmp_path):
@@ -201,3 +204,21 @@ def test_unwritable_trace_dir_leaves_the_run_unchanged(build_dir, tmp_path):
     assert traced.stdout == plain.stdout == expected.plain_output_stdout(NP)
     warnings = [l for l in traced.stderr.splitlines() if l.startswith("iomodel:")]
     assert len(warnings) == 1 and "running untraced" in warnings[0]
+
+
+def test_call_longer_than_32_bit_ticks_keeps_its_end_time(traced):
+    """Rank 0's collective write waits 2.5 s for rank 1: more than 2^32 ticks
+    of this machine's clock, so its end time goes to an extension record."""
+    trace = traced("long_call", NP).trace()
+    from iomodel.analyzer.tracefile import read_rank_file
+    for rank in (0, 2, 3):
+        raw = read_rank_file(trace.ranks["path"].to_pylist()[rank])
+        w = [e for e in rank_events(trace)[rank] if e["data"]]
+        assert [(e["routine"], e["abs_offset"], e["bytes"]) for e in w] == \
+            [("MPI_File_write_at_all", rank * 100, 100)]
+        seconds = w[0]["t_end"] - w[0]["t_start"]
+        assert 2.4 < seconds < 30
+        ticks = seconds * 1e9 / raw.ns_per_tick
+        # MPI_Init, MPI_File_open, the write, MPI_File_close, MPI_Finalize
+        assert len(raw.events) == 5
+        assert raw.records == 5 + (ticks >= 2**32) + (raw.events["t1"][0] - raw.events["t0"][0] >= 2**32)

@@ -123,7 +123,8 @@ def generate(template, mpi_h):
             f"int {pname}({params}) {{ return iom_do_{name}({', '.join(args)}); }}",
             "",
         ]
-    header = ["", *ops, f"#define IOM_NOPS {len(names)}", ""]
+    header = ["", *ops, f"#define IOM_NOPS {len(names)}",
+              '_Static_assert(IOM_NOPS < IOM_OP_EXTENSION, "routine ids must fit below the extension id");', ""]
     table = ["const int iom_nops = IOM_NOPS;",
              "const char *const iom_op_names[IOM_NOPS] = {",
              *[f'    "{n}",' for n in names], "};", "",

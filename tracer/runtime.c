@@ -75,8 +75,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static int my_rank;
 static struct iom_event *ev_buf;
-static size_t ev_n, ev_cap;
-static uint64_t ev_base;            /* seq of ev_buf[0] */
+static size_t ev_n, ev_cap;          /* records in the buffer, its capacity */
+static uint64_t ev_seq;              /* events recorded so far (extensions not counted) */
+static uint64_t ev_first;            /* seq of the buffer's first event */
 static unsigned char *meta_buf;
 static size_t meta_n, meta_cap;
 static uint64_t meta_count;
@@ -150,7 +151,7 @@ static void write_chunk(int type, const void *payload, size_t len, uint64_t coun
 
 static void flush_meta(void)
 {
-    if (meta_n) write_chunk(CHUNK_META, meta_buf, meta_n, meta_count, ev_base + ev_n);
+    if (meta_n) write_chunk(CHUNK_META, meta_buf, meta_n, meta_count, ev_seq);
     meta_n = 0;
     meta_count = 0;
 }
@@ -159,30 +160,36 @@ static void flush_meta(void)
 static void flush_events(void)
 {
     flush_meta();
-    if (ev_n) write_chunk(CHUNK_EVENTS, ev_buf, ev_n * sizeof *ev_buf, ev_n, ev_base);
-    ev_base += ev_n;
+    if (ev_n) write_chunk(CHUNK_EVENTS, ev_buf, ev_n * sizeof *ev_buf, ev_n, ev_first);
+    ev_first = ev_seq;
     ev_n = 0;
 }
 
-static struct iom_event *next_event(void)
-{
-    if (IOM_UNLIKELY(ev_n == ev_cap)) flush_events();
-    return &ev_buf[ev_n++];
-}
-
+/* Append an event; returns its seq.  Byte counts and durations that do not
+ * fit 32 bits are stored whole in an extension record right after it (in
+ * the same chunk). */
 static uint64_t push(int op, unsigned flags, int slot, int64_t a, int64_t b, uint64_t t0, uint64_t t1)
 {
-    uint64_t seq = ev_base + ev_n;
-    struct iom_event *e = next_event();
+    uint64_t dt = t1 - t0;
+    int ext = (uint64_t)b >= UINT32_MAX || dt >= UINT32_MAX;
+    if (IOM_UNLIKELY(ev_n + 1 + (size_t)ext > ev_cap)) flush_events();
+    struct iom_event *e = &ev_buf[ev_n++];
     e->op = (uint8_t)op;
     e->flags = (uint8_t)flags;
     e->slot = (uint16_t)slot;
     e->lclock = iom_lclock;
     e->offset = a;
-    e->bytes = b;
     e->t0 = t0;
-    e->t1 = t1;
-    return seq;
+    e->dt = dt >= UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
+    e->bytes = (uint64_t)b >= UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+    if (IOM_UNLIKELY(ext)) {
+        struct iom_event *x = &ev_buf[ev_n++];
+        memset(x, 0, sizeof *x);
+        x->op = IOM_OP_EXTENSION;
+        x->offset = b;
+        x->t0 = t1;
+    }
+    return ev_seq++;
 }
 
 /* A metadata record of `len` payload bytes, 8-byte aligned, attached to event `seq`. */
@@ -204,7 +211,7 @@ static void meta_end(void *p, size_t total)
         meta_n += total;
         meta_count++;
     } else { /* larger than the buffer: its own chunk */
-        write_chunk(CHUNK_META, p, total, 1, ev_base + ev_n);
+        write_chunk(CHUNK_META, p, total, 1, ev_seq);
         free(p);
     }
 }
@@ -391,7 +398,7 @@ void iom_record_end(int op, MPI_File fh, uint64_t t0, uint64_t t1)
         seq = slots[slot].begin_seq;
         slots[slot].begin_seq = UINT64_MAX;
     }
-    push(op, IOM_F_COMPLETE, slot, (int64_t)seq, -1, t0, t1);
+    push(op, IOM_F_COMPLETE, slot, (int64_t)seq, 0, t0, t1);
     UNLOCK();
 }
 
@@ -422,7 +429,7 @@ void iom_complete(int op, const MPI_Request *saved, int n, const int *which, uin
         uint64_t v;
         if (r == MPI_REQUEST_NULL || !pm_del(&requests, (uintptr_t)r, &v)) continue;
         iom_npending--;
-        push(op, IOM_F_COMPLETE | same, (int)(v & 0xFFFF), (int64_t)(v >> 16), -1, t0, t1);
+        push(op, IOM_F_COMPLETE | same, (int)(v & 0xFFFF), (int64_t)(v >> 16), 0, t0, t1);
         same = IOM_F_SAMECALL;
     }
     UNLOCK();
@@ -519,8 +526,8 @@ void iom_record_view(int op, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype 
 static void finish(int how)
 {
     flush_events();
-    struct { uint64_t events; uint32_t how, lclock; } end = {ev_base, (uint32_t)how, iom_lclock};
-    write_chunk(CHUNK_END, &end, sizeof end, 0, ev_base);
+    struct { uint64_t events; uint32_t how, lclock; } end = {ev_seq, (uint32_t)how, iom_lclock};
+    write_chunk(CHUNK_END, &end, sizeof end, 0, ev_seq);
     close(fd);
     fd = -1;
     iom_on = 0;
@@ -551,6 +558,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     int err = fd < 0 ? errno : 0;
     size_t buf_bytes = env_size("IOMODEL_BUFFER_BYTES", 1u << 20, 4096);
     ev_cap = buf_bytes / sizeof(struct iom_event);
+    ev_seq = ev_first = ev_n = 0;
     meta_cap = buf_bytes / 4 < 4096 ? 4096 : buf_bytes / 4;
     max_view_blocks = env_size("IOMODEL_MAX_VIEW_BLOCKS", 1u << 16, 1);
     ev_buf = malloc(ev_cap * sizeof *ev_buf);

@@ -25,17 +25,21 @@
 #define IOM_F_NOPOS 0x40u     /* the file pointer position was not available */
 #define IOM_F_SAMECALL 0x80u  /* another completion made by the same Wait/Test call */
 
-/* One traced call: 40 bytes, written as is (little-endian hosts). */
+/* One traced call: 32 bytes, written as is (little-endian hosts).  When
+ * bytes or dt is UINT32_MAX, the next record is an extension (op
+ * IOM_OP_EXTENSION) whose offset holds the bytes and t0 the return time. */
 struct iom_event {
     uint8_t op;       /* index into the routine table */
     uint8_t flags;
     uint16_t slot;    /* open-file slot, IOM_NO_SLOT if none */
     uint32_t lclock;  /* application communication calls so far (mod 2^32) */
     int64_t offset;   /* etype offset in the view, or a routine argument */
-    int64_t bytes;    /* count * type size, or a routine argument */
-    uint64_t t0, t1;  /* clock ticks at entry and return */
+    uint64_t t0;      /* clock ticks at entry */
+    uint32_t dt;      /* ticks from entry to return */
+    uint32_t bytes;   /* count * type size, or a routine argument */
 };
-_Static_assert(sizeof(struct iom_event) == 40, "event record must stay 40 bytes");
+_Static_assert(sizeof(struct iom_event) == 32, "event record must stay 32 bytes");
+#define IOM_OP_EXTENSION 0xFF
 
 /* Tracing state read by the wrappers on every call. */
 extern __thread int iom_depth __attribute__((tls_model("initial-exec")));

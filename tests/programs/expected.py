@@ -773,3 +773,114 @@ def _selfcheck():
 if __name__ == "__main__":
     _selfcheck()
     print("expected.py self-check OK")
+
+
+# --------------------------------------------------------------------------
+# 8. threads (MPI_THREAD_MULTIPLE; 4 pthreads per rank write concurrently).
+#    Not in PROGRAMS/_TABLE: the order of the writes of different threads is
+#    not deterministic, only the set of writes and each thread's own order.
+#    Worked out from threads.c: thread t of rank r writes block
+#    b = (r*T + t)*K + k at b*64, k = 0..K-1, in that order.  Recorded events
+#    of every rank, in seq order: MPI_Init_thread, MPI_File_open, the
+#    T*K = 200 writes (interleaved between threads), MPI_File_close,
+#    MPI_Finalize = 204 events.  The only communication call is the
+#    MPI_Barrier after the join (MPI_File_open/close communicate inside MPI,
+#    which is not counted), so the logical clock is 0 up to and including
+#    the last write and 1 at the close, at MPI_Finalize and at the end.
+
+THREADS_T = 4
+THREADS_K = 50
+THREADS_BLK = 64
+
+
+def threads_block(rank, t, k):
+    return (rank * THREADS_T + t) * THREADS_K + k
+
+
+def threads_writes_by_thread(np, rank):
+    """{thread: [(offset, nbytes) for k = 0..K-1]} in the thread's order."""
+    return {t: [(threads_block(rank, t, k) * THREADS_BLK, THREADS_BLK)
+                for k in range(THREADS_K)] for t in range(THREADS_T)}
+
+
+def threads_write_set(np, rank):
+    """Sorted (offset, nbytes) of all writes of the rank: one contiguous run
+    of T*K*64 = 12800 bytes starting at rank*12800."""
+    return sorted(w for ws in threads_writes_by_thread(np, rank).values()
+                  for w in ws)
+
+
+def threads_recorded(np, rank):
+    """(routine, lclock) of the non-write events, and how many writes, in
+    seq order: first two, then T*K writes with lclock 0, then last two."""
+    return ([("MPI_Init_thread", 0), ("MPI_File_open", 0)],
+            THREADS_T * THREADS_K,
+            [("MPI_File_close", 1), ("MPI_Finalize", 1)])
+
+
+def threads_final_lclock(np, rank):
+    return 1
+
+
+def threads_file_size(np):
+    return np * THREADS_T * THREADS_K * THREADS_BLK  # 51200 for np = 4
+
+
+def threads_byte(block, j):
+    return (block * 13 + j) % 251
+
+
+# --------------------------------------------------------------------------
+# 9. aborts (rank 1 calls MPI_Abort(MPI_COMM_WORLD, 3) after a barrier; the
+#    other ranks are killed by mpirun inside their second barrier).
+#    Recorded events (routine, file, offset, nbytes, lclock) in seq order,
+#    from aborts.c: MPI_Init (0), MPI_File_open of abort.<r>.dat (0), writes
+#    of 100 bytes at 0, 100, 200 (lclock 0: no communication before them),
+#    then the first MPI_Barrier (counted, not recorded: lclock becomes 1).
+#    Rank 1 then records MPI_Abort with lclock 1 and flushes everything
+#    (end record "MPI_Abort", final logical clock 1).  The other ranks
+#    never record another event (the second barrier is counted only) and
+#    are killed without flushing: their traces hold a prefix of the first
+#    five events (with 1 MiB buffers, in practice none).
+
+ABORTS_N = 100
+ABORTS_RANK = 1
+ABORTS_CODE = 3
+
+
+def aborts_recorded(np, rank):
+    f = "abort.%d.dat" % rank
+    ev = [("MPI_Init", None, None, None, 0), ("MPI_File_open", f, None, None, 0)]
+    ev += [("MPI_File_write_at", f, i * ABORTS_N, ABORTS_N, 0) for i in range(3)]
+    if rank == ABORTS_RANK:
+        ev.append(("MPI_Abort", None, None, None, 1))
+    return ev
+
+
+def aborts_file_bytes(rank):
+    """Content of abort.<rank>.dat: 3 writes of 100 bytes, byte j of write i
+    is (rank*7 + i*13 + j) % 251."""
+    return bytes((rank * 7 + i * 13 + j) % 251
+                 for i in range(3) for j in range(ABORTS_N))
+
+
+def _selfcheck_appended():
+    # threads, np = 4: rank 2 thread 3 writes blocks (2*4+3)*50 + k =
+    # 550..599, i.e. offsets 35200 .. 38336; rank r covers [12800r, 12800(r+1))
+    assert threads_writes_by_thread(4, 2)[3][0] == (35200, 64)
+    assert threads_writes_by_thread(4, 2)[3][-1] == (38336, 64)
+    for r in range(4):
+        ws = threads_write_set(4, r)
+        assert len(ws) == 200 and ws[0][0] == 12800 * r
+        assert all(b[0] == a[0] + 64 for a, b in zip(ws, ws[1:]))
+    assert threads_file_size(4) == 51200
+    assert [e[0] for e in aborts_recorded(4, 1)] == [
+        "MPI_Init", "MPI_File_open", "MPI_File_write_at",
+        "MPI_File_write_at", "MPI_File_write_at", "MPI_Abort"]
+    assert len(aborts_recorded(4, 0)) == 5
+    assert aborts_file_bytes(1)[100] == 20  # 1*7 + 1*13 + 0
+
+
+if __name__ == "__main__":
+    _selfcheck_appended()
+    print("expected.py appended self-check OK")
