@@ -73,11 +73,46 @@ def cmd_trace_info(args):
     if args.parquet:
         trace.to_parquet(args.parquet)
         print(f"iomodel: tables written to {args.parquet}", file=sys.stderr)
-    if args.json:
+    if args.events:
+        print_events(trace, args.rank)
+    elif args.json:
         print(json.dumps(s, indent=2))
     else:
         print_summary(s)
     return 0
+
+
+def print_events(trace, rank=None):
+    """One line per event, in call order per rank, like darshan-dxt-parser."""
+    import numpy as np
+    ev = trace.events
+    cols = {k: ev[k].to_numpy(zero_copy_only=False) for k in
+            ("rank", "seq", "file_id", "lclock", "offset", "bytes", "t_start", "t_end",
+             "abs_offset", "abs_end", "data", "completion", "request")}
+    routine = ev["routine"].to_pylist()
+    ext = trace.extents
+    nranges = {}
+    for r, q in zip(ext["rank"].to_numpy(), ext["seq"].to_numpy()):
+        nranges[(r, q)] = nranges.get((r, q), 0) + 1
+    paths = trace.paths
+    print(f"{'rank':>4} {'seq':>6} {'routine':<28} {'file':<20} {'lclock':>6} {'offset':>12} "
+          f"{'bytes':>10} {'file range':>25} {'start_s':>11} {'end_s':>11}")
+    for i in np.lexsort((cols["seq"], cols["rank"])):
+        r = cols["rank"][i]
+        if rank is not None and r != rank:
+            continue
+        f = paths[cols["file_id"][i]] if cols["file_id"][i] >= 0 else "-"
+        if len(f) > 20:
+            f = "..." + f[-17:]
+        rng = ""
+        if cols["data"][i] and cols["abs_offset"][i] >= 0:
+            k = nranges.get((r, cols["seq"][i]), 1)
+            rng = f"{cols['abs_offset'][i]}-{cols['abs_end'][i]}" + (f" ({k} pieces)" if k > 1 else "")
+        elif cols["completion"][i]:
+            rng = f"completes seq {cols['request'][i]}"
+        print(f"{r:>4} {cols['seq'][i]:>6} {routine[i]:<28} {f:<20} {cols['lclock'][i]:>6} "
+              f"{cols['offset'][i]:>12} {cols['bytes'][i]:>10} {rng:>25} "
+              f"{cols['t_start'][i]:>11.6f} {cols['t_end'][i]:>11.6f}")
 
 
 def build_parser():
@@ -99,6 +134,9 @@ def build_parser():
     i.add_argument("--partial", action="store_true",
                    help="on a damaged trace, summarize what comes before the damage")
     i.add_argument("--parquet", metavar="DIR", help="also export the tables to DIR/*.parquet")
+    i.add_argument("--events", action="store_true",
+                   help="list every event (rank, routine, offset, bytes, file byte range, times)")
+    i.add_argument("--rank", type=int, help="with --events: only this rank")
     i.set_defaults(func=cmd_trace_info)
     return p
 

@@ -12,3 +12,5 @@ mpi=(mpirun --oversubscribe -np 4)
 # 4 ranks, a 32x32x32 grid of 5-double cells, 10 time steps
 .venv/bin/iomodel trace -o "$out/trace" -- "${mpi[@]}" "$out/btio_like" "$out/data" 32 32 32 10
 .venv/bin/iomodel trace-info "$out/trace" --parquet "$out/tables" | tee "$out/trace-info.txt"
+.venv/bin/iomodel trace-info "$out/trace" --events > "$out/events.txt"
+echo "example: trace in $out/trace, tables in $out/tables, every event in $out/events.txt"
