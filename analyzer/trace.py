@@ -56,8 +56,7 @@ class Trace:
             raise TraceError(str(self.path), None, f"no rank-*{TRACE_SUFFIX} files: not an iomodel trace")
         self.partial = partial
         self.errors = []
-        if not partial:
-            self._rank_traces()  # raise now, with what could be read attached
+        self._rank_traces()  # read now: raise (or list in .errors) any damage
 
     @functools.cached_property
     def _raw(self):
@@ -69,6 +68,12 @@ class Trace:
                 self.errors.append(e)
                 if e.partial is not None:
                     out.append(e.partial)
+        seen = {}
+        for r in out:
+            if r.rank in seen:
+                self.errors.append(TraceError(r.path, 16, f"rank {r.rank} is also in {seen[r.rank]}"))
+            seen[r.rank] = r.path
+        out = [r for r in out if seen[r.rank] == r.path]
         return sorted(out, key=lambda r: r.rank)
 
     def _rank_traces(self):
@@ -92,6 +97,7 @@ class Trace:
             "thread_level": pa.array([r.thread_level for r in raw], pa.int32()),
             "events": pa.array([len(r.events) for r in raw], pa.int64()),
             "ended_by": [r.end for r in raw],
+            "final_lclock": pa.array([r.final_lclock for r in raw], pa.int64()),
             "damage": [damaged.get(r.path) for r in raw],
             "path": [r.path for r in raw],
         })

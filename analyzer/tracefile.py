@@ -45,8 +45,8 @@ class TraceError(Exception):
     """A trace that cannot be read whole.  `partial` holds what could be read."""
 
     def __init__(self, path, offset, problem, partial=None):
-        where = f" at byte {offset}" if offset is not None else ""
-        super().__init__(f"{path}: {problem}{where}")
+        where = f"at byte {offset}: " if offset is not None else ""
+        super().__init__(f"{path}: {where}{problem}")
         self.path, self.offset, self.problem, self.partial = path, offset, problem, partial
 
 
@@ -143,6 +143,10 @@ def read_rank_file(path):
     if version != VERSION or evsize != RECORD_DTYPE.itemsize:
         raise TraceError(path, 8, f"trace format version {version} with {evsize}-byte events; "
                          f"this iomodel reads version {VERSION} with {RECORD_DTYPE.itemsize}-byte events")
+    if hsize != HEADER.size:
+        raise TraceError(path, 12, f"corrupt header: header size {hsize}, expected {HEADER.size}")
+    if not (nranks > 0 and 0 <= rank < nranks):
+        raise TraceError(path, 16, f"corrupt header: rank {rank} of {nranks} ranks")
     rt = RankTrace(path, rank, nranks, pid, tlevel, _cstr(host), real0, 1.0, [],
                    None, None, None)
     chunks, pairs, error = [], [(cal_ticks, cal_ns)], None
@@ -160,14 +164,18 @@ def read_rank_file(path):
         if len(body) < plen:
             error = (pos, f"truncated: chunk of {plen} bytes has only {len(body)}")
             break
-        if plen % 8 or int(np.frombuffer(body, "<u8").sum(dtype=np.uint64)) != csum:
+        fields = (ctype + plen + count + first + ticks + ns) % 2**64
+        if plen % 8 or (int(np.frombuffer(body, "<u8").sum(dtype=np.uint64)) + fields) % 2**64 != csum:
             error = (pos, "corrupt: chunk checksum does not match")
             break
         if ctype == CHUNK_EVENTS:
-            recs = np.frombuffer(body, RECORD_DTYPE)
-            if first != next_seq or plen != count * RECORD_DTYPE.itemsize:
+            if plen != count * RECORD_DTYPE.itemsize:
+                error = (pos, f"corrupt: event chunk of {plen} bytes claims {count} records")
+                break
+            if first != next_seq:
                 error = (pos, f"corrupt: event chunk starts at event {first}, expected {next_seq}")
                 break
+            recs = np.frombuffer(body, RECORD_DTYPE)
             chunks.append(recs)
             next_seq += int(np.count_nonzero(recs["op"] != OP_EXTENSION))
         elif ctype == CHUNK_META:
@@ -195,8 +203,10 @@ def read_rank_file(path):
     scale = rt.ns_per_tick * 1e-9
     rt.events = events
     rt.records = sum(len(c) for c in chunks)
-    rt.t_start = (events["t0"].astype(np.int64) - np.int64(tick0)) * scale
-    rt.t_end = (events["t1"].astype(np.int64) - np.int64(tick0)) * scale
+    # ticks since time zero, signed (calls that began before it are negative)
+    origin = np.uint64(tick0)
+    rt.t_start = (events["t0"] - origin).view(np.int64) * scale
+    rt.t_end = (events["t1"] - origin).view(np.int64) * scale
     if error:
         raise TraceError(path, error[0], error[1], partial=rt)
     return rt

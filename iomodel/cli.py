@@ -66,7 +66,8 @@ def cmd_trace_info(args):
         trace = Trace(args.trace, partial=args.partial)
         s = summarize(trace)
     except TraceError as e:
-        hint = " (use --partial to read what comes before the damage)" if e.partial else ""
+        readable = e.partial is not None and e.partial.ranks.num_rows > 0
+        hint = " (--partial reads what comes before the damage)" if readable else ""
         return fail(f"{e}{hint}")
     for d in s["damage"]:
         print(f"iomodel: warning: {d}; showing what comes before it", file=sys.stderr)

@@ -1,7 +1,6 @@
 """Shared fixtures: build the test programs once, run them for real under
 mpirun with the tracer (through the `iomodel trace` command), read the trace."""
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +74,18 @@ def traced(build_dir, tmp_path):
     return run
 
 
-def require(tool):
-    if shutil.which(tool) is None:
-        pytest.fail(f"{tool} is not installed: run scripts/setup.sh")
+def rank_events(trace):
+    """Per rank: the events table rows as dicts (plus the file's basename), by seq."""
+    paths = trace.paths
+    out = {}
+    for e in trace.events.to_pylist():
+        e["file"] = os.path.basename(paths[e["file_id"]]) if e["file_id"] >= 0 else None
+        out.setdefault(e["rank"], []).append(e)
+    for v in out.values():
+        v.sort(key=lambda e: e["seq"])
+    return out
+
+
+def final_lclocks(trace):
+    """Per rank: the logical clock at the end of the run."""
+    return dict(zip(trace.ranks["rank"].to_pylist(), trace.ranks["final_lclock"].to_pylist()))

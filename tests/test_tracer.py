@@ -11,25 +11,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from conftest import PROGRAMS, mpirun, program_command
+from conftest import PROGRAMS, final_lclocks, mpirun, program_command, rank_events
 
 sys.path.insert(0, str(PROGRAMS))
 import expected  # noqa: E402
 
 NP = 4
-
-
-def rank_events(trace):
-    """Per rank: the events table rows as dicts, in call order."""
-    ev = trace.events.to_pylist()
-    paths = trace.paths
-    out = {}
-    for e in ev:
-        e["file"] = os.path.basename(paths[e["file_id"]]) if e["file_id"] >= 0 else None
-        out.setdefault(e["rank"], []).append(e)
-    for v in out.values():
-        v.sort(key=lambda e: e["seq"])
-    return out
 
 
 def data_calls(evs):
@@ -41,12 +28,6 @@ def comm_counts_between_data_calls(evs, final_lclock):
     ones, and after the last: differences of the logical clock."""
     clocks = [e["lclock"] for e in evs if e["data"]]
     return [b - a for a, b in zip([0] + clocks, clocks + [final_lclock])]
-
-
-def final_lclocks(trace):
-    from iomodel.analyzer.tracefile import read_rank_file
-    return {r: read_rank_file(p).final_lclock for r, p in
-            zip(trace.ranks["rank"].to_pylist(), trace.ranks["path"].to_pylist())}
 
 
 def check_against_expected(trace, prog, np_, **kw):

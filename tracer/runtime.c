@@ -60,7 +60,7 @@ struct chunk_header {
     uint64_t count;        /* records in the chunk */
     uint64_t first_seq;    /* seq of the first event (events), events so far (others) */
     uint64_t ticks, ns;    /* clock pair at flush time */
-    uint64_t checksum;     /* sum of the payload's 64-bit words */
+    uint64_t checksum;     /* sum of the payload's 64-bit words and of the fields above */
 };
 _Static_assert(sizeof(struct chunk_header) == 56, "chunk header must stay 56 bytes");
 
@@ -144,7 +144,8 @@ static void write_chunk(int type, const void *payload, size_t len, uint64_t coun
 {
     if (fd < 0) return;
     struct chunk_header h = {CHUNK_MAGIC, (uint16_t)type, sizeof h, len, count, first,
-                             iom_ticks(), mono_ns(CLOCK_MONOTONIC), checksum(payload, len)};
+                             iom_ticks(), mono_ns(CLOCK_MONOTONIC), 0};
+    h.checksum = checksum(payload, len) + (uint64_t)type + len + count + first + h.ticks + h.ns;
     struct iovec v[2] = {{&h, sizeof h}, {(void *)payload, len}};
     write_all(v, len ? 2 : 1);
 }
@@ -453,8 +454,10 @@ void iom_record_open(int op, int rc, MPI_Comm comm, const char *path, int amode,
     LOCK();
     int slot = rc == MPI_SUCCESS ? slot_alloc(fh) : (int)IOM_NO_SLOT;
     uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, slot, 0, 0, t0, t1);
-    struct { uint32_t slot; int32_t amode, comm_size, comm_rank; } fixed = {(uint32_t)slot, amode, csize, crank};
-    meta_path(META_OPEN, seq, &fixed, sizeof fixed, path ? path : "");
+    if (slot != (int)IOM_NO_SLOT) { /* a failed open is an event with the error flag, no file */
+        struct { uint32_t slot; int32_t amode, comm_size, comm_rank; } fixed = {(uint32_t)slot, amode, csize, crank};
+        meta_path(META_OPEN, seq, &fixed, sizeof fixed, path ? path : "");
+    }
     UNLOCK();
 }
 
