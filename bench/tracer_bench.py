@@ -3,8 +3,8 @@
 
 Runs bench/tracer_micro.c (1 rank, file in /dev/shm) untraced and traced,
 alternately, REPEATS times; the overhead is the median over those pairs of
-(traced - untraced) time per call.  Writes bench/results/tracer.json and
-prints the README table.
+(traced - untraced) time per call.  Writes bench/results/tracer.json, prints
+the table and puts it in the README.
 
 usage: .venv/bin/python bench/tracer_bench.py [--calls N] [--repeats R]
 """
@@ -42,7 +42,7 @@ def run(exe, shm, calls, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=400000)
-    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--repeats", type=int, default=11)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from iomodel.tracer import library_path
@@ -89,6 +89,18 @@ def main():
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(res, indent=2) + "\n")
     print(table(res))
+    update_readme(table(res))
+
+
+def update_readme(text, key="tracer"):
+    """Put the table between the README's <!-- bench:KEY --> markers."""
+    readme = ROOT / "README.md"
+    start, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
+    s = readme.read_text()
+    if start in s:
+        head, rest = s.split(start, 1)
+        tail = rest.split(end, 1)[1] if end in rest else rest
+        readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 def table(res):
