@@ -203,3 +203,35 @@ def test_call_longer_than_32_bit_ticks_keeps_its_end_time(traced):
         # MPI_Init, MPI_File_open, the write, MPI_File_close, MPI_Finalize
         assert len(raw.events) == 5
         assert raw.records == 5 + (ticks >= 2**32) + (raw.events["t1"][0] - raw.events["t0"][0] >= 2**32)
+
+
+def test_exit_without_finalize_is_flushed_at_exit(traced):
+    run = traced("no_finalize", 1, check=False)
+    trace = run.trace()
+    (rank,) = trace.ranks.to_pylist()
+    assert rank["ended_by"] == "exit without MPI_Finalize"
+    assert [(e["routine"], e["abs_offset"], e["bytes"]) for e in rank_events(trace)[0]] == [
+        ("MPI_Init", -1, 0), ("MPI_File_open", -1, 0),
+        ("MPI_File_write_at", 0, 10), ("MPI_File_write_at", 10, 10)]
+
+
+def test_tables_export_to_parquet(traced, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    run = traced("fpp", NP)
+    out = tmp_path / "tables"
+    subprocess.run([sys.executable, "-m", "iomodel", "trace-info", str(run.trace_dir),
+                    "--parquet", str(out)], check=True, capture_output=True)
+    trace = run.trace()
+    for name in ("events", "extents", "files", "views", "ranks"):
+        got, want = pq.read_table(out / f"{name}.parquet"), getattr(trace, name)
+        assert got.schema == want.schema and got.num_rows == want.num_rows, name
+        for col in want.column_names:  # NaN (no completion) must round-trip too
+            a = got[col].combine_chunks()
+            b = want[col].combine_chunks()
+            if pa.types.is_floating(b.type):
+                assert np.array_equal(a.to_numpy(), b.to_numpy(), equal_nan=True), col
+            else:
+                assert a.equals(b), (name, col)
+    # fpp: per rank 4 writes of 4096 bytes and one read of 16384, all contiguous
+    assert pq.read_table(out / "extents.parquet").num_rows == NP * 5

@@ -1,0 +1,133 @@
+"""Link each rank's events to their file opens, views and completions, and
+resolve every data access to absolute byte ranges: numpy per rank, no loop
+over events (the loops are over opens, views and ordered calls)."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .tracefile import F_COMPLETE, F_ERROR, F_NOPOS, NO_SLOT
+from .views import contiguous, map_through_view
+
+
+@dataclass
+class RankLinks:
+    raw: object             # the RankTrace
+    routine: np.ndarray     # index into the trace-wide routine list
+    open_idx: np.ndarray    # index into raw.opens, -1 for none
+    view_idx: np.ndarray    # index into raw.views, -1 for the default view
+    data: np.ndarray        # a data access (not a completion)
+    nbytes: np.ndarray      # bytes (completions: those of their post)
+    start: np.ndarray       # first byte in the view's data stream
+    request: np.ndarray     # post <-> completion seq, -1
+    t_complete: np.ndarray  # for posts: end of the completing call
+
+
+def latest_at_or_before(rec_slot, rec_seq, slot, seq):
+    """For each (slot, seq): the index of the last record of that slot whose
+    seq is <= seq, or -1.  Records are opens or views (slots are reused)."""
+    rec_slot = np.asarray(rec_slot, np.int64)
+    rec_seq = np.asarray(rec_seq, np.int64)
+    out = np.full(len(slot), -1, np.int64)
+    if not len(rec_slot):
+        return out
+    key = (rec_slot << 44) | rec_seq
+    order = np.argsort(key, kind="stable")
+    i = np.searchsorted(key[order], (slot << 44) | seq, side="right") - 1
+    cand = order[np.clip(i, 0, None)]
+    ok = (i >= 0) & (rec_slot[cand] == slot) & (slot != NO_SLOT)
+    out[ok] = cand[ok]
+    return out
+
+
+def link_rank(r, routine_index, is_data):
+    """routine_index: this rank's op id -> trace-wide routine index."""
+    ev, n = r.events, len(r.events)
+    rid = routine_index[ev["op"]]
+    seq = np.arange(n, dtype=np.int64)
+    slot = ev["slot"].astype(np.int64)
+    oid = latest_at_or_before([o["slot"] for o in r.opens], [o["seq"] for o in r.opens], slot, seq)
+    vid = latest_at_or_before([v["slot"] for v in r.views], [v["seq"] for v in r.views], slot, seq)
+    # a view only applies to the open it was set on
+    if r.views:
+        vseq = np.array([v["seq"] for v in r.views], np.int64)
+        oseq = np.array([o["seq"] for o in r.opens] or [0], np.int64)
+        stale = (vid >= 0) & ((oid < 0) | (vseq[np.clip(vid, 0, None)] < oseq[np.clip(oid, 0, None)]))
+        vid[stale] = -1
+    completion = (ev["flags"] & F_COMPLETE) != 0
+    data = is_data[rid] & ~completion
+    # nonblocking I/O: a completion's offset is the seq of its post
+    request = np.full(n, -1, np.int64)
+    t_complete = np.full(n, np.nan)
+    post = ev["offset"][completion]
+    linked = (post >= 0) & (post < n)
+    ci, pi = np.flatnonzero(completion)[linked], post[linked]
+    request[ci], request[pi] = pi, ci
+    t_complete[pi] = r.t_end[ci]
+    nbytes = ev["bytes"].copy()
+    nbytes[ci] = ev["bytes"][pi]
+    etype = np.array([v["etype_size"] for v in r.views] + [1], np.int64)  # [-1]: default view
+    start = ev["offset"] * etype[vid]
+    return RankLinks(r, rid, oid, vid, data, nbytes, start, request, t_complete)
+
+
+def apply_ordered(links, is_ordered):
+    """An ordered call (MPI_File_write_ordered, ...) records the shared pointer
+    before the collective call, the same on every rank; rank r's data starts
+    after the bytes of the lower ranks of the file's communicator in that same
+    call, the k-th ordered call on the file."""
+    groups = {}
+    for li, l in enumerate(links):
+        kth = {}
+        for e in np.flatnonzero(l.data & is_ordered[l.routine] & (l.open_idx >= 0)):
+            o = l.raw.opens[l.open_idx[e]]
+            k = kth[o["path"]] = kth.get(o["path"], -1) + 1
+            groups.setdefault((o["path"], k), []).append((o["comm_rank"], li, e))
+    for members in groups.values():
+        before = 0
+        for _, li, e in sorted(members):
+            links[li].start[e] += before
+            before += links[li].nbytes[e]
+
+
+def resolve_rank(l):
+    """Absolute byte ranges of a rank's data accesses through their views.
+
+    Returns (abs_offset, abs_end, resolved) per event and (seq, offset,
+    length) per extent, extents ordered by seq."""
+    r, n = l.raw, len(l.data)
+    abs_off = np.full(n, -1, np.int64)
+    abs_end = np.full(n, -1, np.int64)
+    resolved = np.zeros(n, bool)
+    flags = r.events["flags"]
+    usable = np.flatnonzero(l.data & ((flags & (F_NOPOS | F_ERROR)) == 0) & (l.open_idx >= 0))
+    by_view = usable[np.argsort(l.view_idx[usable], kind="stable")]
+    cuts = np.flatnonzero(np.diff(l.view_idx[by_view])) + 1
+    pieces = []
+    for sel in np.split(by_view, cuts) if len(by_view) else []:
+        k = l.view_idx[sel[0]]
+        if k < 0:
+            disp, blocks, extent, exact = 0, None, None, True
+        else:
+            v = r.views[k]
+            disp, blocks, extent = v["disp"], v["blocks"], v["filetype_extent"]
+            exact = not (v["capped"] or v["undecoded"])
+        if blocks is None or not exact or contiguous(blocks, extent):
+            keep = sel[l.nbytes[sel] > 0]  # contiguous (approximated when not exact)
+            w, o, ln = keep, disp + l.start[keep], l.nbytes[keep]
+        else:
+            j, o, ln = map_through_view(l.start[sel], l.nbytes[sel], disp, blocks, extent)
+            w = sel[j]
+        resolved[sel] = exact
+        pieces.append((w, o, ln))
+    if pieces:
+        w, o, ln = (np.concatenate(x) for x in zip(*pieces))
+    else:
+        w = o = ln = np.zeros(0, np.int64)
+    order = np.argsort(w, kind="stable")
+    w, o, ln = w[order], o[order], ln[order]
+    if len(w):
+        first = np.ones(len(w), bool)
+        first[1:] = w[1:] != w[:-1]
+        abs_off[w[first]] = o[first]
+        np.maximum.at(abs_end, w, o + ln)
+    return abs_off, abs_end, resolved, (w, o, ln)
