@@ -45,6 +45,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j 2 >/dev/null
 cmake --install build --prefix tracer/lib >/dev/null
 if ! $py -c 'import iomodel.cli, iomodel.analyzer' 2>/dev/null; then
-  $py -m pip install -q --no-build-isolation -e . >/dev/null
+  if ! log=$($py -m pip install -q --no-build-isolation -e . 2>&1); then
+    echo "$log" >&2
+    exit 1
+  fi
 fi
 echo "setup: ready (.venv/bin/iomodel, tracer $(pwd)/tracer/lib/libiomodel_trace.so)"

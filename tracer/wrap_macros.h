@@ -83,32 +83,25 @@
     iom_record_call(OP, (FLAGS) | IOM_ERRFLAG, fh, A, B, iom_t0, iom_t1);   \
     IOM_DONE
 
-/* Data access. */
+/* Data access: the position is taken before the call (the call moves file
+ * pointers), then the call is timed and RECORD run. */
+#define IOM_DATA(POS, CALL, RECORD)                                         \
+    IOM_PASS_IF_IDLE(CALL)                                                  \
+    iom_depth = 1;                                                          \
+    int64_t iom_pos = POS;                                                  \
+    IOM_TIMED(CALL)                                                         \
+    RECORD;                                                                 \
+    IOM_DONE
 #define IOM_IO(OP, FLAGS, POS, CALL)                                        \
-    IOM_PASS_IF_IDLE(CALL)                                                  \
-    iom_depth = 1;                                                          \
-    int64_t iom_pos = POS;                                                  \
-    IOM_TIMED(CALL)                                                         \
-    iom_record_io(OP, (FLAGS) | IOM_ERRFLAG, fh, iom_pos, count, datatype,  \
-                  iom_t0, iom_t1);                                          \
-    IOM_DONE
+    IOM_DATA(POS, CALL, iom_record_io(OP, (FLAGS) | IOM_ERRFLAG, fh, iom_pos, \
+                                      count, datatype, iom_t0, iom_t1))
 #define IOM_IPOST(OP, FLAGS, POS, CALL)                                     \
-    IOM_PASS_IF_IDLE(CALL)                                                  \
-    iom_depth = 1;                                                          \
-    int64_t iom_pos = POS;                                                  \
-    IOM_TIMED(CALL)                                                         \
-    iom_record_post(OP, (FLAGS) | IOM_F_POST | IOM_ERRFLAG, fh, iom_pos,    \
-                    count, datatype, iom_t0, iom_t1,                        \
-                    iom_rc == MPI_SUCCESS ? *request : MPI_REQUEST_NULL);   \
-    IOM_DONE
+    IOM_DATA(POS, CALL, iom_record_post(OP, (FLAGS) | IOM_F_POST | IOM_ERRFLAG, fh, \
+                                        iom_pos, count, datatype, iom_t0, iom_t1, \
+                                        iom_rc == MPI_SUCCESS ? *request : MPI_REQUEST_NULL))
 #define IOM_BEGIN(OP, FLAGS, POS, CALL)                                     \
-    IOM_PASS_IF_IDLE(CALL)                                                  \
-    iom_depth = 1;                                                          \
-    int64_t iom_pos = POS;                                                  \
-    IOM_TIMED(CALL)                                                         \
-    iom_record_begin(OP, (FLAGS) | IOM_F_POST | IOM_ERRFLAG, fh, iom_pos,   \
-                     count, datatype, iom_t0, iom_t1);                      \
-    IOM_DONE
+    IOM_DATA(POS, CALL, iom_record_begin(OP, (FLAGS) | IOM_F_POST | IOM_ERRFLAG, fh, \
+                                         iom_pos, count, datatype, iom_t0, iom_t1))
 #define IOM_END(OP, CALL)                                                   \
     IOM_PASS_IF_IDLE(CALL)                                                  \
     IOM_TIMED(CALL)                                                         \
