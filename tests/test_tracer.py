@@ -235,3 +235,17 @@ def test_tables_export_to_parquet(traced, tmp_path):
                 assert a.equals(b), (name, col)
     # fpp: per rank 4 writes of 4096 bytes and one read of 16384, all contiguous
     assert pq.read_table(out / "extents.parquet").num_rows == NP * 5
+
+
+def test_huge_filetype_is_capped_and_marked(traced):
+    # btio_like 8x8x8 on 4 ranks: each rank's subarray filetype is 4 blocks of
+    # 1280 bytes (expected.btio_expected_ranges); allow the tracer only 2.
+    trace = traced("btio_like", NP, env={"IOMODEL_MAX_VIEW_BLOCKS": "2"}).trace()
+    views = trace.views.to_pylist()
+    assert len(views) == NP and all(v["capped"] and v["blocks"] == 2 for v in views)
+    for rank in range(NP):
+        want = expected.btio_expected_ranges(NP, 8, 8, 8, 5, rank, step=0)
+        v = [x for x in views if x["rank"] == rank][0]
+        assert list(zip(v["block_offsets"], v["block_lengths"])) == want[:2]
+    data = [e for e in trace.events.to_pylist() if e["data"]]
+    assert len(data) == 2 * 5 * NP and not any(e["resolved"] for e in data)
