@@ -92,8 +92,8 @@ def apply_ordered(links, is_ordered):
 def resolve_rank(l):
     """Absolute byte ranges of a rank's data accesses through their views.
 
-    Returns (abs_offset, abs_end, resolved) per event and (seq, offset,
-    length) per extent, extents ordered by seq."""
+    Returns (abs_offset, abs_end, resolved, pieces) per event and (seq,
+    offset, length) per extent, extents ordered by seq."""
     r, n = l.raw, len(l.data)
     abs_off = np.full(n, -1, np.int64)
     abs_end = np.full(n, -1, np.int64)
@@ -130,4 +130,5 @@ def resolve_rank(l):
         first[1:] = w[1:] != w[:-1]
         abs_off[w[first]] = o[first]
         np.maximum.at(abs_end, w, o + ln)
-    return abs_off, abs_end, resolved, (w, o, ln)
+    pieces = np.bincount(w, minlength=n).astype(np.int32) if n else np.zeros(0, np.int32)
+    return abs_off, abs_end, resolved, pieces, (w, o, ln)

@@ -108,6 +108,20 @@ class Trace:
         return rows, paths
 
     @property
+    def program_command(self):
+        """Rank 0's command line, as the tracer read it at MPI_Init."""
+        raw = self._rank_traces()
+        return list(raw[0].command) if raw else []
+
+    @property
+    def program_name(self):
+        """The program's name: its first argument, or the script an interpreter runs."""
+        cmd = self.program_command
+        if len(cmd) > 1 and Path(cmd[0]).name.startswith(("python", "pypy")):
+            return Path(next((a for a in cmd[1:] if not a.startswith("-")), cmd[0])).name
+        return Path(cmd[0]).name if cmd else "unknown"
+
+    @property
     def paths(self):
         """Distinct file paths opened, as the application named them."""
         return self._opens[1]
@@ -194,12 +208,12 @@ class Trace:
         names = self._routines[0]
         cols = {k: [] for k in ("rank", "seq", "routine", "open_id", "file_id", "flags", "lclock",
                                 "offset", "bytes", "t_start", "t_end", "request", "t_complete",
-                                "abs_offset", "abs_end", "resolved")}
+                                "abs_offset", "abs_end", "resolved", "pieces")}
         ext = {k: [] for k in ("rank", "seq", "file_id", "offset", "length")}
         open_base = 0
         for l in self._links:
             r, n = l.raw, len(l.data)
-            abs_off, abs_end, resolved, (w, o, ln) = resolve_rank(l)
+            abs_off, abs_end, resolved, pieces, (w, o, ln) = resolve_rank(l)
             file_of_open = np.array([pid[x["path"]] for x in r.opens] + [-1], np.int32)
             for k, v in (("rank", np.full(n, r.rank, np.int32)), ("seq", np.arange(n)),
                          ("routine", l.routine), ("open_id", np.where(l.open_idx >= 0, l.open_idx + open_base, -1)),
@@ -207,7 +221,8 @@ class Trace:
                          ("lclock", r.events["lclock"]), ("offset", r.events["offset"]),
                          ("bytes", l.nbytes), ("t_start", r.t_start), ("t_end", r.t_end),
                          ("request", l.request), ("t_complete", l.t_complete),
-                         ("abs_offset", abs_off), ("abs_end", abs_end), ("resolved", resolved)):
+                         ("abs_offset", abs_off), ("abs_end", abs_end), ("resolved", resolved),
+                         ("pieces", pieces)):
                 cols[k].append(v)
             for k, v in (("rank", np.full(len(w), r.rank, np.int32)), ("seq", w),
                          ("file_id", file_of_open[l.open_idx[w]]), ("offset", o), ("length", ln)):
@@ -243,6 +258,7 @@ class Trace:
             "abs_offset": pa.array(c["abs_offset"], pa.int64()),
             "abs_end": pa.array(c["abs_end"], pa.int64()),
             "resolved": pa.array(c["resolved"].astype(bool)),
+            "pieces": pa.array(c["pieces"], pa.int32()),
         })
         e = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in ext.items()}
         extents = pa.table({

@@ -19,7 +19,7 @@ CHUNK = struct.Struct("<IHHQQQQQQ")
 CHUNK_MAGIC = 0x4B4E4843
 CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
 META = struct.Struct("<IIQ")
-META_ROUTINES, META_OPEN, META_VIEW, META_PATH = 1, 2, 3, 4
+META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM = 1, 2, 3, 4, 5
 OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")
 END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize"}
@@ -67,6 +67,7 @@ class RankTrace:
     opens: list = field(default_factory=list)    # dicts: seq, slot, amode, comm_size, comm_rank, path
     views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
     deleted: list = field(default_factory=list)  # dicts: seq, path
+    command: list = field(default_factory=list)  # the program's argv
     records: int = 0                     # event records on disk, extensions included
     end: str = None                      # how the run ended, None if no end record
     final_lclock: int = None
@@ -102,6 +103,10 @@ def _parse_meta(buf, rt, path, base):
                                  filetype_size=fsize, filetype_lb=flb, filetype_extent=fext,
                                  blocks=blocks.copy(), capped=bool(flags & 1),
                                  undecoded=bool(flags & 2), datarep=rep))
+        elif mtype == META_PROGRAM:
+            n = struct.unpack_from("<I", body)[0]
+            rt.command = [a.decode("utf-8", "replace") for a in bytes(body[8:8 + n]).split(b"\0")
+                          if a][:1024]
         elif mtype == META_PATH:
             rt.deleted.append(dict(seq=seq, path=_cstr(bytes(body[8:]))))
         else:

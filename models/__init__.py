@@ -1,1 +1,63 @@
-"""iomodel.models: the I/O model (see the analyzer issue)."""
+"""iomodel.models: the I/O model, its schema and validation, and the paper's example models."""
+import json
+from pathlib import Path
+
+from .schema import FORMAT, VERSION, ModelError, format_ranks, json_schema, parse_ranks, validate
+
+__all__ = ["FORMAT", "VERSION", "ModelError", "load_model", "save_model", "validate",
+           "order_graph", "parse_ranks", "format_ranks", "json_schema", "identical", "find_runs"]
+
+
+def load_model(path):
+    """Read and validate a model file; ModelError names the file and the field."""
+    path = Path(path)
+    try:
+        model = json.loads(path.read_text())
+    except OSError as e:
+        raise ModelError(f"{path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ModelError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    try:
+        return validate(model)
+    except ModelError as e:
+        raise ModelError(f"{path}: {e}") from None
+
+
+def save_model(model, path):
+    validate(model)
+    Path(path).write_text(json.dumps(model, indent=1) + "\n")
+
+
+def order_graph(model):
+    """The order of the phases as a networkx DiGraph (nodes: phase ids, with their fields)."""
+    import networkx as nx
+    g = nx.DiGraph()
+    for p in model["phases"]:
+        g.add_node(p["id"], **p)
+    g.add_edges_from(tuple(e) for e in model["order"])
+    return g
+
+
+# What may differ between the phases of a run ("1 to 40").
+_VARYING = {"id", "start_s", "end_s", "duration_s", "bandwidth_Bps", "gap_s", "gap_comm",
+            "logical_time"}
+
+
+def identical(a, b):
+    """Same pattern: equal but for offsets' first byte, times and logical time."""
+    ka = {k: v for k, v in a.items() if k not in _VARYING}
+    kb = {k: v for k, v in b.items() if k not in _VARYING}
+    oa, ob = dict(ka.pop("offsets")), dict(kb.pop("offsets"))
+    oa.pop("first", None), ob.pop("first", None)
+    return ka == kb and oa == ob
+
+
+def find_runs(phases):
+    """Maximal runs of consecutive identical phases, as [first_id, last_id]."""
+    runs = []
+    for p in phases:
+        if runs and identical(phases[runs[-1][1] - 1], p) and runs[-1][1] == p["id"] - 1:
+            runs[-1][1] = p["id"]
+        else:
+            runs.append([p["id"], p["id"]])
+    return runs

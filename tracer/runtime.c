@@ -32,7 +32,7 @@ extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
 
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3 };
-enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4 };
+enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5 };
 enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2 };
 
 struct file_header {
@@ -612,6 +612,20 @@ void iom_start(int op, uint64_t t_init, int thread_level)
             q += l;
         }
         meta_end(p, total);
+    }
+    /* The command line, from /proc (argv is not passed to MPI_Init_thread by mpi4py). */
+    char cmd[4096];
+    int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t clen = cfd >= 0 ? read(cfd, cmd, sizeof cmd) : -1;
+    if (cfd >= 0) close(cfd);
+    if (clen > 0) {
+        uint32_t n = (uint32_t)clen;
+        p = meta_begin(META_PROGRAM, 8 + n, 0, &total);
+        if (p) {
+            memcpy(p + sizeof(struct meta_header), &n, 4);
+            memcpy(p + sizeof(struct meta_header) + 8, cmd, n);
+            meta_end(p, total);
+        }
     }
     iom_mt = thread_level == MPI_THREAD_MULTIPLE;
     iom_lclock = 0;

@@ -1,0 +1,277 @@
+"""The I/O model's schema (docs/model-format.md) and its validation.
+
+The schema is a JSON Schema subset (type, enum, required, properties, items,
+minimum, const) kept as data; `validate` walks it and reports the first
+problem as one ModelError naming the field ("phases[3].rep: ...").
+"""
+FORMAT = "iomodel-model"
+VERSION = 1
+
+_INT = {"type": "integer", "minimum": 0}
+_POS = {"type": "integer", "minimum": 1}
+_NUM = {"type": "number", "minimum": 0}
+_STR = {"type": "string"}
+_BOOL = {"type": "boolean"}
+_NULL_OR = lambda s: {"anyOf": [s, {"type": "null"}]}  # noqa: E731
+_MODE = {"enum": ["strided", "sequential", "random"]}
+_RANGES = {"type": "string", "pattern": "ranks"}
+
+SCHEMA = {
+    "type": "object",
+    "required": ["format", "version", "application", "source", "analysis", "files", "phases",
+                 "runs", "order", "weight", "storage_capacity"],
+    "properties": {
+        "format": {"const": FORMAT},
+        "version": {"const": VERSION},
+        "application": {
+            "type": "object",
+            "required": ["name", "command", "np", "hosts", "run_time_s", "io_time_s", "features"],
+            "properties": {
+                "name": _STR,
+                "command": {"type": "array", "items": _STR},
+                "np": _POS,
+                "hosts": {"type": "object", "values": _POS},
+                "run_time_s": _NULL_OR(_NUM),
+                "io_time_s": _NULL_OR(_NUM),
+                "features": {
+                    "type": "object",
+                    "required": ["explicit_offsets", "individual_pointers", "shared_pointers",
+                                 "blocking", "nonblocking", "collective", "independent"],
+                    "values": _NULL_OR(_BOOL),
+                },
+            },
+        },
+        "source": {
+            "type": "object",
+            "required": ["kind", "unavailable", "inferred"],
+            "properties": {
+                "kind": {"enum": ["trace", "darshan", "paper"]},
+                "path": _NULL_OR(_STR),
+                "unavailable": {"type": "array", "items": _STR},
+                "inferred": {"type": "array", "items": _STR},
+            },
+        },
+        "analysis": {
+            "type": "object",
+            "required": ["max_comm_gap", "max_idle_s", "threshold_rule"],
+            "properties": {
+                "max_comm_gap": _NULL_OR(_INT),
+                "max_idle_s": _NULL_OR(_NUM),
+                "threshold_rule": _STR,
+            },
+        },
+        "files": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "name", "paths", "access_type", "np", "access_mode", "role",
+                             "iof_size", "inf_size", "size"],
+                "properties": {
+                    "id": _INT, "name": _STR, "paths": {"type": "array", "items": _STR},
+                    "access_type": {"enum": ["shared", "unique"]}, "np": _POS,
+                    "access_mode": _MODE, "role": {"enum": ["input", "output", "inout"]},
+                    "iof_size": _INT, "inf_size": _INT, "size": _INT, "extent": _NULL_OR(_INT),
+                },
+            },
+        },
+        "phases": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "file", "operation", "np", "ranks", "iop", "request_sizes", "rs",
+                             "rep", "weight", "access_mode", "offsets"],
+                "properties": {
+                    "id": _POS, "file": _INT, "operation": {"enum": ["write", "read"]},
+                    "routine": _NULL_OR(_STR), "collective": _NULL_OR(_BOOL),
+                    "np": _POS, "ranks": _RANGES, "iop": _POS,
+                    "request_sizes": {"type": "array", "items": _INT},
+                    "rs": _INT, "rs_min": _INT, "rs_max": _INT,
+                    "rs_groups": {"type": "array", "items": {
+                        "type": "object", "required": ["ranks", "rs", "request_sizes"],
+                        "properties": {"ranks": _RANGES, "rs": _INT,
+                                       "request_sizes": {"type": "array", "items": _INT}}}},
+                    "rep": _POS, "weight": _INT, "access_mode": _MODE,
+                    "offsets": {
+                        "type": "object", "required": ["first", "per_rank", "stride", "contiguous"],
+                        "properties": {"first": _NULL_OR({"type": "integer"}),
+                                       "per_rank": _NULL_OR({"type": "integer"}),
+                                       "starts": {"type": "array", "items": {"type": "integer"}},
+                                       "stride": _NULL_OR({"type": "integer"}),
+                                       "contiguous": _NULL_OR(_BOOL)}},
+                    "logical_time": {"type": "object", "properties": {
+                        "first": _NULL_OR(_INT), "comm_between": _NULL_OR(_INT)}},
+                    "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),
+                    "duration_s": _NULL_OR(_NUM), "bandwidth_Bps": _NULL_OR(_NUM),
+                    "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),
+                },
+            },
+        },
+        "runs": {"type": "array", "items": {"type": "array", "items": _POS}},
+        "order": {"type": "array", "items": {"type": "array", "items": _POS}},
+        "weight": _INT,
+        "storage_capacity": _INT,
+    },
+}
+
+
+class ModelError(ValueError):
+    """A model that does not follow the format; the message names the field."""
+
+
+def _type_ok(value, t):
+    if t == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if t == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, {"string": str, "boolean": bool, "object": dict, "array": list,
+                              "null": type(None)}[t])
+
+
+def _describe(schema):
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(repr(x) for x in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_describe(s) for s in schema["anyOf"])
+    t = schema.get("type", "value")
+    article = "an" if t[0] in "aeiou" else "a"
+    if schema.get("pattern") == "ranks":
+        return "a rank list such as '0-3,5'"
+    if "minimum" in schema:
+        return f"{article} {t} >= {schema['minimum']}"
+    return f"{article} {t}"
+
+
+def _check(value, schema, where):
+    """None if value fits schema, else the problem."""
+    if "anyOf" in schema:
+        if any(_check(value, s, where) is None for s in schema["anyOf"]):
+            return None
+        return f"{where}: expected {_describe(schema)}, got {value!r}"
+    if "const" in schema and value != schema["const"]:
+        return f"{where}: expected {_describe(schema)}, got {value!r}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{where}: expected {_describe(schema)}, got {value!r}"
+    t = schema.get("type")
+    if t and not _type_ok(value, t):
+        return f"{where}: expected {_describe(schema)}, got {value!r}"
+    if "minimum" in schema and value < schema["minimum"]:
+        return f"{where}: expected {_describe(schema)}, got {value!r}"
+    if schema.get("pattern") == "ranks":
+        try:
+            parse_ranks(value)
+        except ValueError:
+            return f"{where}: expected {_describe(schema)}, got {value!r}"
+    if t == "object":
+        for k in schema.get("required", []):
+            if k not in value:
+                return f"{where + '.' if where else ''}{k}: missing"
+        for k, sub in schema.get("properties", {}).items():
+            if k in value:
+                err = _check(value[k], sub, f"{where + '.' if where else ''}{k}")
+                if err:
+                    return err
+        if "values" in schema:
+            for k, v in value.items():
+                err = _check(v, schema["values"], f"{where}.{k}")
+                if err:
+                    return err
+    if t == "array" and "items" in schema:
+        for i, v in enumerate(value):
+            err = _check(v, schema["items"], f"{where}[{i}]")
+            if err:
+                return err
+    return None
+
+
+def validate(model):
+    """Raise ModelError for the first problem: schema, then cross-references."""
+    if not isinstance(model, dict):
+        raise ModelError(f"the model must be a JSON object, got {type(model).__name__}")
+    if model.get("format") == FORMAT and model.get("version") not in (None, VERSION):
+        raise ModelError(f"version: this iomodel reads model format {VERSION}, "
+                         f"the file is version {model.get('version')!r}")
+    err = _check(model, SCHEMA, "")
+    if err:
+        raise ModelError(err)
+    nfiles = len(model["files"])
+    for i, f in enumerate(model["files"]):
+        if f["id"] != i:
+            raise ModelError(f"files[{i}].id: expected {i} (files are listed by id), got {f['id']}")
+    ids = [p["id"] for p in model["phases"]]
+    if ids != list(range(1, len(ids) + 1)):
+        raise ModelError("phases: ids must be 1, 2, ... in order")
+    np_ = model["application"]["np"]
+    for i, p in enumerate(model["phases"]):
+        w = f"phases[{i}]"
+        if p["file"] >= nfiles:
+            raise ModelError(f"{w}.file: no file with id {p['file']} ({nfiles} files)")
+        ranks = parse_ranks(p["ranks"])
+        if len(ranks) != p["np"]:
+            raise ModelError(f"{w}.np: {p['np']}, but ranks {p['ranks']!r} lists {len(ranks)}")
+        if ranks and ranks[-1] >= np_:
+            raise ModelError(f"{w}.ranks: rank {ranks[-1]} but the application has {np_} processes")
+        if len(p["request_sizes"]) != p["iop"]:
+            raise ModelError(f"{w}.request_sizes: {len(p['request_sizes'])} sizes for iop {p['iop']}")
+        if "rs_groups" not in p and p["weight"] != p["np"] * p["rs"] * p["rep"]:
+            raise ModelError(f"{w}.weight: {p['weight']} is not np * rs * rep = "
+                             f"{p['np'] * p['rs'] * p['rep']}")
+    for key in ("runs", "order"):
+        for j, pair in enumerate(model[key]):
+            if len(pair) != 2 or not all(1 <= x <= len(ids) for x in pair):
+                raise ModelError(f"{key}[{j}]: expected [id, id] of existing phases, got {pair!r}")
+    return model
+
+
+def parse_ranks(text):
+    """'0-3,5' -> [0, 1, 2, 3, 5]."""
+    out = []
+    if not isinstance(text, str):
+        raise ValueError(text)
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        lo, hi = int(a), int(b) if b else int(a)
+        if lo < 0 or hi < lo:
+            raise ValueError(text)
+        out.extend(range(lo, hi + 1))
+    if out != sorted(set(out)):
+        raise ValueError(text)
+    return out
+
+
+def format_ranks(ranks):
+    """[0, 1, 2, 3, 5] -> '0-3,5' (the model's size does not grow with np)."""
+    ranks = sorted(set(int(r) for r in ranks))
+    parts, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        parts.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def json_schema():
+    """The schema as a JSON Schema document (draft 2020-12 keywords)."""
+    def conv(s):
+        out = {}
+        for k, v in s.items():
+            if k == "values":
+                out["additionalProperties"] = conv(v)
+            elif k == "pattern":
+                out["pattern"] = r"^\d+(-\d+)?(,\d+(-\d+)?)*$"
+            elif k in ("properties",):
+                out[k] = {name: conv(x) for name, x in v.items()}
+            elif k == "items":
+                out[k] = conv(v)
+            elif k == "anyOf":
+                out[k] = [conv(x) for x in v]
+            else:
+                out[k] = v
+        return out
+    doc = conv(SCHEMA)
+    doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    doc["title"] = "iomodel I/O model, version 1"
+    return doc
