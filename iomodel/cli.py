@@ -116,6 +116,65 @@ def print_events(trace, rank=None):
               f"{cols['t_start'][i]:>11.6f} {cols['t_end'][i]:>11.6f}")
 
 
+def cmd_analyze(args):
+    from iomodel.analyzer import TraceError, analyze
+    from iomodel.models import ModelError, save_model
+    from iomodel.models.report import text
+    try:
+        model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle)
+    except (TraceError, ModelError) as e:
+        return fail(str(e))
+    except ValueError as e:  # bad Darshan input and the like: the message names the file
+        return fail(str(e))
+    for line in model["source"].get("unavailable", []):
+        print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
+    for line in model["source"].get("inferred", []):
+        print(f"iomodel: note: inferred: {line}", file=sys.stderr)
+    save_model(model, args.output)
+    if not args.quiet:
+        print(text(model))
+        print(f"\nmodel written to {args.output}")
+    return 0
+
+
+def _load(path):
+    from iomodel.models import ModelError, load_model
+    try:
+        return load_model(path), None
+    except ModelError as e:
+        return None, fail(str(e))
+
+
+def cmd_show(args):
+    from iomodel.models.report import summary, text
+    model, err = _load(args.model)
+    if err is not None:
+        return err
+    print(json.dumps(summary(model), indent=2) if args.json else text(model))
+    return 0
+
+
+def cmd_plot(args):
+    from iomodel.models.plot import plot
+    model, err = _load(args.model)
+    if err is not None:
+        return err
+    ops = None
+    src = model["source"]
+    if not args.from_model and src.get("kind") in ("trace", "darshan") and src.get("path"):
+        from pathlib import Path
+        if Path(src["path"]).exists():
+            from iomodel.analyzer import load_ops
+            ops = load_ops(src["path"])
+    try:
+        out = plot(model, args.output, ops=ops, logical=args.logical)
+    except RuntimeError as e:
+        return fail(str(e))
+    print(f"iomodel: {'operations from ' + src['path'] if ops is not None else 'the model phases'}"
+          f" drawn in {out}", file=sys.stderr)
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="iomodel", description=__import__("iomodel").__doc__)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -139,6 +198,35 @@ def build_parser():
                    help="list every event (rank, routine, offset, bytes, file byte range, times)")
     i.add_argument("--rank", type=int, help="with --events: only this rank")
     i.set_defaults(func=cmd_trace_info)
+
+    a = sub.add_parser("analyze", help="build the I/O model of a trace or Darshan log",
+                       description="Find the application's I/O phases (docs/commands/analyze.md) "
+                       "and write the model (docs/model-format.md).")
+    a.add_argument("input", help="trace directory, or a Darshan log (.darshan) with DXT")
+    a.add_argument("-o", "--output", default="model.json", help="model file (default: %(default)s)")
+    a.add_argument("--max-comm-gap", type=int, metavar="N",
+                   help="same burst when at most N communication calls apart (default: from the data)")
+    a.add_argument("--max-idle", type=float, metavar="S",
+                   help="Darshan logs: same burst when at most S seconds idle (default: from the data)")
+    a.add_argument("-q", "--quiet", action="store_true", help="do not print the model")
+    a.set_defaults(func=cmd_analyze)
+
+    s = sub.add_parser("show", help="print a model: phase table and metadata",
+                       description="Print the phase table (as the paper's Table V) and the "
+                       "application's metadata, or a JSON summary.")
+    s.add_argument("model", help="model file")
+    s.add_argument("--json", action="store_true", help="print a JSON summary")
+    s.set_defaults(func=cmd_show)
+
+    g = sub.add_parser("plot", help="draw file offset over time per process",
+                       description="Draw every operation's file offset over time, coloured by "
+                       "operation (the paper's Fig. 1), from the model's trace when it is there, "
+                       "else from the model's phases.")
+    g.add_argument("model", help="model file")
+    g.add_argument("-o", "--output", default="model.png", help="image file (default: %(default)s)")
+    g.add_argument("--logical", action="store_true", help="logical time (communication calls) on x")
+    g.add_argument("--from-model", action="store_true", help="draw the phases even if the trace is there")
+    g.set_defaults(func=cmd_plot)
     return p
 
 

@@ -1,0 +1,126 @@
+"""How `iomodel show` presents a model: the phase table (the paper's Table V)
+and the metadata (its section III-A-1), or a JSON summary for scripts."""
+import os
+
+
+def human(n):
+    """Bytes with binary units, as the paper's MB (MiB)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+
+
+def operation_name(phase):
+    """MPI_File_write_at_all -> Write_at_all, as the paper's tables name them."""
+    r = phase.get("routine")
+    if not r:
+        return phase["operation"]
+    r = r.replace("MPI_File_", "")
+    return r[:1].upper() + r[1:]
+
+
+FEATURE_WORDS = [("explicit_offsets", "explicit offsets"), ("individual_pointers", "individual file pointers"),
+                 ("shared_pointers", "shared file pointers"), ("blocking", "blocking I/O operations"),
+                 ("nonblocking", "nonblocking I/O operations"), ("collective", "collective operations"),
+                 ("independent", "independent operations")]
+
+
+def metadata_sentence(model):
+    """The paper's III-A-1 sentence: features, access modes and types, files."""
+    feats = model["application"]["features"]
+    words = [w for k, w in FEATURE_WORDS if feats.get(k)]
+    unknown = [w for k, w in FEATURE_WORDS if feats.get(k) is None]
+    files = model["files"]
+    modes = sorted({f["access_mode"] for f in files})
+    types = sorted({f["access_type"] for f in files})
+    nshared = sum(f["access_type"] == "shared" for f in files)
+    nunique = sum(len(f["paths"]) for f in files if f["access_type"] == "unique")
+    parts = [", ".join(words) if words else "no data access"]
+    parts.append(f"{' and '.join(m.capitalize() for m in modes)} access mode" if modes else "")
+    parts.append(f"{' and '.join(t.capitalize() for t in types)} access type" if types else "")
+    what = []
+    if nshared:
+        what.append(f"{nshared} shared file{'s' * (nshared > 1)}")
+    if nunique:
+        what.append(f"{nunique} unique files (one per process)")
+    parts.append(" and ".join(what))
+    s = "; ".join(p for p in parts if p) + "."
+    if unknown:
+        s += f" Unknown from this source: {', '.join(unknown)}."
+    return s[:1].upper() + s[1:]
+
+
+def phase_rows(model):
+    """One row per run of identical phases ("1 to 40")."""
+    byid = {p["id"]: p for p in model["phases"]}
+    files = model["files"]
+    rows = []
+    for first, last in model["runs"]:
+        p = byid[first]
+        f = files[p["file"]]
+        rs = human(p["rs"]) if "rs_groups" not in p else \
+            f"{human(p['rs_min'])}..{human(p['rs_max'])}"
+        if p["iop"] > 1:
+            rs += f" ({p['iop']} ops)"
+        rows.append({
+            "IdPh": str(first) if first == last else f"{first} to {last}",
+            "file": os.path.basename(f["name"]),
+            "np": str(p["np"]),
+            "operation": operation_name(p),
+            "rs": rs,
+            "rep": str(p["rep"]),
+            "weight(IdPh)": f"{p['rep']} * {p['np']} * {human(p['rs'])}" if "rs_groups" not in p
+            else human(p["weight"]),
+            "access": f"{p['access_mode']}, {f['access_type']}",
+        })
+    return rows
+
+
+def text(model):
+    app, an = model["application"], model["analysis"]
+    hosts = ", ".join(f"{h} ({n})" for h, n in app["hosts"].items())
+    out = [f"application   {app['name']}: {app['np']} processes" + (f" on {hosts}" if hosts else ""),
+           f"command       {' '.join(app['command'])}"]
+    if app.get("run_time_s") is not None:
+        out.append(f"run time      {app['run_time_s']:.6f} s, I/O {app['io_time_s']:.6f} s")
+    out.append(f"metadata      {metadata_sentence(model)}")
+    for f in model["files"]:
+        out.append(f"file {f['id']:<8} {f['name']}: {f['access_type']}, {f['access_mode']}, "
+                   f"{f['role']}, {human(f['size'])} ({len(f['paths'])} path"
+                   f"{'s' * (len(f['paths']) > 1)}, {f['np']} processes)")
+    out.append(f"weight(app)   {human(model['weight'])}   storage capacity {human(model['storage_capacity'])}")
+    if an.get("max_comm_gap") is not None:
+        out.append(f"phase rule    max_comm_gap {an['max_comm_gap']} ({an['threshold_rule']})")
+    elif an.get("max_idle_s") is not None:
+        out.append(f"phase rule    max_idle_s {an['max_idle_s']} ({an['threshold_rule']})")
+    for k in ("unavailable", "inferred"):
+        for line in model["source"].get(k, []):
+            out.append(f"{k:<13} {line}")
+    out.append("")
+    rows = phase_rows(model)
+    cols = ["IdPh", "file", "np", "operation", "rs", "rep", "weight(IdPh)", "access"]
+    width = {c: max([len(c)] + [len(r[c]) for r in rows]) for c in cols}
+    out.append("  ".join(c.ljust(width[c]) for c in cols))
+    for r in rows:
+        out.append("  ".join(r[c].ljust(width[c]) for c in cols))
+    return "\n".join(line.rstrip() for line in out)
+
+
+def summary(model):
+    """`iomodel show --json`: what scripts need."""
+    files = model["files"]
+    return {
+        "name": model["application"]["name"],
+        "np": model["application"]["np"],
+        "phases": [{
+            "id": p["id"], "file": files[p["file"]]["name"], "np": p["np"],
+            "operation": p["operation"], "routine": p.get("routine"), "rs": p["rs"],
+            "request_sizes": p["request_sizes"], "rep": p["rep"], "weight": p["weight"],
+            "access_mode": p["access_mode"], "access_type": files[p["file"]]["access_type"],
+        } for p in model["phases"]],
+        "runs": model["runs"],
+        "files": [{k: f[k] for k in ("name", "access_type", "access_mode", "role", "size")} for f in files],
+        "storage_capacity": model["storage_capacity"],
+        "weight": model["weight"],
+    }
