@@ -27,21 +27,29 @@ def unique_group_name(path):
     return f"{head}/{name}" if head else name
 
 
-def file_groups(paths, comm_size, ranks):
-    """Per distinct path: its file-group id; and per group: (name, paths, unique).
+def file_groups(path_names, path_idx, comm_size, ranks):
+    """Per distinct path (index into path_names): its file-group id; and per
+    group: {name, paths, unique}.
 
     A path opened on communicators of one process by a single rank is unique
     and joins the other unique paths with the same name but for digits."""
-    groups, gid, of_path = [], {}, {}
-    for p in sorted(set(paths)):
-        sel = paths == p
-        unique = bool((comm_size[sel] == 1).all()) and len(np.unique(ranks[sel])) == 1
-        key = ("unique", unique_group_name(p)) if unique else ("shared", p)
+    npaths = len(path_names)
+    order = np.argsort(path_idx, kind="stable")
+    cuts = np.searchsorted(path_idx[order], np.arange(npaths + 1))
+    groups, gid = [], {}
+    of_path = np.zeros(npaths, np.int64)
+    for i in np.argsort(path_names):
+        sel = order[cuts[i]:cuts[i + 1]]
+        if not len(sel):
+            continue
+        r = ranks[sel]
+        unique = bool((comm_size[sel] == 1).all()) and bool((r == r[0]).all())
+        key = ("unique", unique_group_name(path_names[i])) if unique else ("shared", path_names[i])
         if key not in gid:
             gid[key] = len(groups)
             groups.append({"name": key[1], "paths": [], "unique": unique})
-        groups[gid[key]]["paths"].append(p)
-        of_path[p] = gid[key]
+        groups[gid[key]]["paths"].append(path_names[i])
+        of_path[i] = gid[key]
     return of_path, groups
 
 
@@ -165,17 +173,22 @@ MODES = ("sequential", "strided", "random")
 
 def _table_arrays(ops):
     t = ops.table
-    routine = t["routine"].fill_null("").dictionary_encode()
+    routine = t["routine"].fill_null("").dictionary_encode().combine_chunks()
+    path = t["path"].dictionary_encode().combine_chunks()
+    coll = t["collective"]
     return {
         "rank": t["rank"].to_numpy().astype(np.int64),
-        "path": t["path"].to_numpy(zero_copy_only=False),
+        "path_idx": path.indices.to_numpy().astype(np.int64),
+        "path_names": path.dictionary.to_pylist(),
         "write": t["write"].to_numpy(zero_copy_only=False).astype(bool),
-        "routine": routine.combine_chunks().indices.to_numpy().astype(np.int64),
-        "routine_names": routine.combine_chunks().dictionary.to_pylist(),
-        "collective": t["collective"].to_pylist() if t["collective"].null_count else
-        t["collective"].to_numpy(zero_copy_only=False),
+        "routine": routine.indices.to_numpy().astype(np.int64),
+        "routine_names": routine.dictionary.to_pylist(),
+        # 1 collective, 0 independent, -1 unknown
+        "collective": np.where(coll.is_null().to_numpy(zero_copy_only=False), -1,
+                               coll.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int8)),
         "bytes": t["bytes"].to_numpy().astype(np.int64),
         "offset": t["offset"].to_numpy().astype(np.int64),
+        "end": t["end"].to_numpy().astype(np.int64),
         "pieces": t["pieces"].to_numpy().astype(np.int64),
         "t_start": t["t_start"].to_numpy(),
         "t_end": t["t_end"].to_numpy(),
@@ -226,12 +239,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None):
     """The I/O model (a dict in the docs/model-format.md format) of an Ops."""
     a = _table_arrays(ops)
     n = len(a["rank"])
-    of_path, groups = file_groups(a["path"], a["comm_size"], a["rank"]) if n else ({}, [])
-    path_ids = {p: of_path[p] for p in of_path}
-    group_of_op = np.array([path_ids[p] for p in a["path"]], np.int64) if n else np.zeros(0, np.int64)
-    if n and len(of_path) < n:  # vectorise the path -> group lookup
-        uniq, inv = np.unique(a["path"].astype(str), return_inverse=True)
-        group_of_op = np.array([of_path[p] for p in uniq], np.int64)[inv]
+    of_path, groups = file_groups(a["path_names"], a["path_idx"], a["comm_size"], a["rank"])
+    group_of_op = of_path[a["path_idx"]] if n else np.zeros(0, np.int64)
     has_clock = bool(n) and bool((a["lclock"] >= 0).all())
     gap, threshold, rule, measure = choose_threshold(a, group_of_op, has_clock, max_comm_gap, max_idle_s)
     b = Bursts(a, group_of_op, gap, threshold)
@@ -381,9 +390,8 @@ def _phase(a, b, groups, sel, modes, gap_s, gap_comm):
 
 
 def _collective(a, b, sel):
-    c = a["collective"]
-    vals = {c[i] for i in b.starts[sel]} if isinstance(c, list) else set(c[b.starts[sel]].tolist())
-    return None if None in vals or len(vals) != 1 else bool(vals.pop())
+    vals = np.unique(a["collective"][b.starts[sel]])
+    return None if len(vals) != 1 or vals[0] < 0 else bool(vals[0])
 
 
 def _order_edges(b, burst_phase):
@@ -399,6 +407,12 @@ def _order_edges(b, burst_phase):
 
 
 def _files(a, groups, phases, group_of_op):
+    ng = len(groups)
+    ends = np.where(a["offset"] >= 0, a["end"], -1)
+    extent = np.full(ng, -1, np.int64)
+    np.maximum.at(extent, group_of_op, ends)
+    pairs = np.unique(group_of_op * (int(a["rank"].max(initial=0)) + 1) + a["rank"])
+    nprocs = np.bincount(pairs // (int(a["rank"].max(initial=0)) + 1), minlength=ng)
     files = []
     for gid, g in enumerate(groups):
         ph = [p for p in phases if p["file"] == gid]
@@ -408,16 +422,14 @@ def _files(a, groups, phases, group_of_op):
         by_mode = {}
         for p in ph:
             by_mode[p["access_mode"]] = by_mode.get(p["access_mode"], 0) + p["weight"]
-        sel = group_of_op == gid
-        ends = np.where(a["offset"][sel] >= 0, a["offset"][sel] + a["bytes"][sel], -1)
         files.append({
             "id": gid, "name": g["name"], "paths": g["paths"],
             "access_type": "unique" if g["unique"] else "shared",
-            "np": int(len(np.unique(a["rank"][sel]))),
+            "np": int(nprocs[gid]),
             "access_mode": max(sorted(by_mode), key=lambda m: by_mode[m]) if by_mode else "sequential",
             "role": role, "iof_size": int(iof), "inf_size": int(inf),
             "size": int(iof if role != "input" else inf),
-            "extent": int(ends.max()) if len(ends) and ends.max() >= 0 else None,
+            "extent": int(extent[gid]) if extent[gid] >= 0 else None,
         })
     return files
 
