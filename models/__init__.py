@@ -38,13 +38,14 @@ def order_graph(model):
     return g
 
 
-# What may differ between the phases of a run ("1 to 40").
-_VARYING = {"id", "start_s", "end_s", "duration_s", "bandwidth_Bps", "gap_s", "gap_comm",
+# What may differ between the phases of a run ("1 to 40" in Table V, "1 to 5"
+# over S3D-IO's five checkpoint files in Table VIII).
+_VARYING = {"id", "file", "start_s", "end_s", "duration_s", "bandwidth_Bps", "gap_s", "gap_comm",
             "logical_time"}
 
 
 def identical(a, b):
-    """Same pattern: equal but for offsets' first byte, times and logical time."""
+    """Same pattern: equal but for the file, offsets' first byte, times and logical time."""
     ka = {k: v for k, v in a.items() if k not in _VARYING}
     kb = {k: v for k, v in b.items() if k not in _VARYING}
     oa, ob = dict(ka.pop("offsets")), dict(kb.pop("offsets"))

@@ -59,13 +59,15 @@ def phase_rows(model):
     for first, last in model["runs"]:
         p = byid[first]
         f = files[p["file"]]
+        names = list(dict.fromkeys(os.path.basename(files[byid[i]["file"]]["name"])
+                                   for i in range(first, last + 1)))
         rs = human(p["rs"]) if "rs_groups" not in p else \
             f"{human(p['rs_min'])}..{human(p['rs_max'])}"
         if p["iop"] > 1:
             rs += f" ({p['iop']} ops)"
         rows.append({
             "IdPh": str(first) if first == last else f"{first} to {last}",
-            "file": os.path.basename(f["name"]),
+            "file": names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]} ({len(names)} files)",
             "np": str(p["np"]),
             "operation": operation_name(p),
             "rs": rs,
