@@ -17,6 +17,7 @@ setup(
                  "iomodel.models": "models", "iomodel.replay": "replay"},
     package_data={"iomodel.tracer": ["lib/*.so"], "iomodel.models": ["examples/*.json"]},
     install_requires=["numpy", "pyarrow", "networkx", "pyyaml"],
-    extras_require={"darshan": ["darshan"], "test": ["pytest", "mpi4py"]},
+    extras_require={"darshan": ["darshan"], "plot": ["matplotlib"],
+                    "test": ["pytest", "mpi4py", "darshan", "matplotlib"]},
     entry_points={"console_scripts": ["iomodel = iomodel.cli:main"]},
 )

@@ -1,0 +1,326 @@
+"""A Darshan log with DXT as the analyzer's input table (an `Ops`, analyzer/ops.py).
+
+    ops = ops_from_darshan("run.darshan")
+
+Darshan's DXT modules keep one record per (file, rank) with a segment per read
+or write: offset, length, start and end (seconds from the job's start, which
+is Darshan's time zero, taken in MPI_Init).  Each segment becomes one row:
+
+- The rows come from DXT_MPIIO (one per MPI-IO read or write call) when the
+  log has it, else from DXT_POSIX (one per POSIX read or write, after MPI-IO's
+  collective buffering and data sieving, if any).  `source.inferred` says which,
+  and `source.module` names it.
+- DXT_MPIIO offsets are absolute byte offsets (Darshan asks MPI for the byte
+  offset through the file view) but Darshan built against Open MPI, and
+  Darshan 3.1, record -1.  Such an offset is taken from DXT_POSIX: the POSIX
+  segments of the same rank and file, the same operation, that lie within the
+  MPI call's time and together cover one contiguous range of exactly its
+  length.  Otherwise it stays -1 (unknown) and `source.unavailable` says how many.
+- Darshan does not record file views: an operation with a known offset is
+  taken as one contiguous range (end = offset + bytes, pieces 1).
+- Darshan records neither the MPI routine, nor whether a call was collective
+  or nonblocking, nor which file pointer it used, nor the communication
+  between operations: routine, collective, pointer and nonblocking are null
+  and lclock is -1 (the phase finder then splits bursts by idle time).
+- comm_size is 1 in a one-process job; in a larger job it is 1 for a file that
+  exactly one rank accessed and that Darshan's MPI-IO counters do not show
+  opened collectively (inferred, and said so); -1 (unknown) otherwise.
+- application.hosts comes from the host name DXT keeps with each record;
+  ranks with no DXT record are counted under the key "unknown".
+- run_time_s is Darshan's job run time (for a log with whole-second times, as
+  older Darshan versions write: end - start + 1 s, which Darshan reports).
+
+PyDarshan (`pip install darshan`, the `darshan` extra of iomodel) is imported
+only when a log is read.  A file that is not a Darshan log, a truncated log
+and a log without DXT raise DarshanInputError (a ValueError) naming the file.
+"""
+import os
+import struct
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .ops import OPS_SCHEMA, Ops
+
+DARSHAN_MAGIC = 6567223     # darshan-log-format.h: DARSHAN_MAGIC_NR
+
+ENABLE_DXT = ("Darshan traces individual operations only with DXT enabled, which is off by "
+              "default: run the application again with `export DXT_ENABLE_IO_TRACE=1` (or, with "
+              "a Darshan config file named by DARSHAN_CONFIG_PATH, a line "
+              "`MOD_ENABLE DXT_POSIX,DXT_MPIIO`)")
+
+UNAVAILABLE_ALWAYS = [
+    "the MPI routine of each operation",
+    "whether an operation was collective",
+    "whether an operation was nonblocking",
+    "which file pointer an operation used (explicit offset, individual or shared)",
+    "the logical clock (communication between operations): bursts are split by idle time",
+    "file views: whether an operation covers several ranges of the file",
+]
+
+
+class DarshanInputError(ValueError):
+    """A file that cannot give an Ops: not a Darshan log, truncated, or without DXT."""
+
+
+def _import_darshan():
+    try:
+        import darshan  # noqa: F401
+        import darshan.report  # noqa: F401
+    except ImportError as e:
+        raise ImportError("reading Darshan logs needs PyDarshan: `pip install darshan` "
+                          "(or `.venv/bin/pip install 'iomodel[darshan]'`)") from e
+    return darshan
+
+
+def _check_header(path):
+    """Where the name map ends, from a Darshan 3 log header; or raise.
+
+    Checked in Python before libdarshan-util sees the file: that library
+    prints to stderr on a non-log and crashes on a truncated one."""
+    with open(path, "rb") as f:
+        head = f.read(40)
+    if len(head) == 40:
+        for order in "<>":
+            if head[:2] == b"3." and struct.unpack(order + "q", head[8:16])[0] == DARSHAN_MAGIC:
+                off, length = struct.unpack(order + "QQ", head[24:40])
+                return off + length
+    raise DarshanInputError(f"{path}: not a Darshan log (no Darshan 3 log header)")
+
+
+def _open(path):
+    darshan = _import_darshan()
+    names_end = _check_header(path)
+    try:
+        report = darshan.DarshanReport(str(path), read_all=False, dtype="dict")
+    except RuntimeError as e:
+        raise DarshanInputError(f"{path}: not a readable Darshan log ({e})") from e
+    # the name map is followed by every module's region: a shorter file is cut off
+    need = names_end + sum(int(m["len"]) for m in report.modules.values())
+    size = os.path.getsize(path)
+    if size < need:
+        raise DarshanInputError(f"{path}: truncated Darshan log ({size} bytes, its header "
+                                f"describes {need})")
+    return report
+
+
+def _dxt(report, mod):
+    """Per segment of a DXT module: arrays rank, rec_id, write, offset, length,
+    t_start, t_end; and rank -> host name."""
+    if mod not in report.modules:
+        return None, {}
+    report.mod_read_all_dxt_records(mod, dtype="dict", warnings=False)
+    ranks, ids, write, hosts = [], [], [], {}
+    off, length, t0, t1 = [], [], [], []
+    for rec in report.records[mod]:  # each a one-record collection: rec[key] reads the record
+        hosts.setdefault(int(rec["rank"]), rec["hostname"])
+        for is_write, key in ((True, "write_segments"), (False, "read_segments")):
+            segs = rec[key]
+            off.extend(s["offset"] for s in segs)
+            length.extend(s["length"] for s in segs)
+            t0.extend(s["start_time"] for s in segs)
+            t1.extend(s["end_time"] for s in segs)
+            ranks.extend([int(rec["rank"])] * len(segs))
+            ids.extend([int(rec["id"])] * len(segs))
+            write.extend([is_write] * len(segs))
+    return {"rank": np.array(ranks, np.int64), "id": np.array(ids, np.uint64),
+            "write": np.array(write, bool), "offset": np.array(off, np.int64),
+            "length": np.array(length, np.int64), "t_start": np.array(t0, np.float64),
+            "t_end": np.array(t1, np.float64)}, hosts
+
+
+def _posix_offsets(mpi, posix):
+    """Offsets for the DXT_MPIIO segments recorded as -1, from DXT_POSIX (see
+    the module's docstring); -1 where no POSIX segments match."""
+    off = mpi["offset"].copy()
+    todo = np.flatnonzero(off < 0)
+    if posix is None or not len(todo) or not len(posix["rank"]):
+        return off
+    groups = {}
+    order = np.lexsort((posix["t_start"], posix["write"], posix["id"], posix["rank"]))
+    keys = list(zip(posix["rank"][order].tolist(), posix["id"][order].tolist(),
+                    posix["write"][order].tolist()))
+    for i, k in zip(order, keys):
+        groups.setdefault(k, []).append(i)
+    groups = {k: np.array(v) for k, v in groups.items()}
+    used = np.zeros(len(posix["rank"]), bool)
+    for i in todo:
+        cand = groups.get((int(mpi["rank"][i]), int(mpi["id"][i]), bool(mpi["write"][i])))
+        if cand is None:
+            continue
+        t0, t1 = mpi["t_start"][i], mpi["t_end"][i]
+        starts = posix["t_start"][cand]
+        lo, hi = np.searchsorted(starts, t0, "left"), np.searchsorted(starts, t1, "right")
+        sel = cand[lo:hi]
+        sel = sel[(posix["t_end"][sel] <= t1) & ~used[sel] & (posix["offset"][sel] >= 0)]
+        if not len(sel):
+            continue
+        sel = sel[np.argsort(posix["offset"][sel], kind="stable")]
+        o, n = posix["offset"][sel], posix["length"][sel]
+        if n.sum() == mpi["length"][i] and np.array_equal(o[1:], o[:-1] + n[:-1]):
+            off[i] = o[0]
+            used[sel] = True
+    return off
+
+
+def _counters(report, mod, names):
+    """Per (record id, rank) of a counter module: the named counters, or {}."""
+    if mod not in report.modules:
+        return {}
+    report.mod_read_all_records(mod, dtype="dict", warnings=False)
+    out = {}
+    for rec in report.records[mod]:
+        c = rec["counters"]
+        out[(int(rec["id"]), int(rec["rank"]))] = {k: int(c.get(k, 0)) for k in names}
+    return out
+
+
+def _run_time(job, inferred):
+    run_time = float(job["run_time"])
+    if not job.get("start_time_nsec") and not job.get("end_time_nsec"):
+        inferred.append(f"run time: this log keeps whole seconds; Darshan counts it as end - "
+                        f"start + 1 = {run_time:g} s")
+    return run_time
+
+
+def ops_from_darshan(path, name=None, command=None):
+    """The data operations of a Darshan log with DXT (see the module's docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such Darshan log")
+    report = _open(path)
+    job = report.metadata["job"]
+    nprocs = int(job["nprocs"])
+    modules = report.modules
+    if "DXT_MPIIO" not in modules and "DXT_POSIX" not in modules:
+        have = ", ".join(modules) or "none"
+        raise DarshanInputError(f"{path}: this Darshan log has no DXT trace (its modules: {have}), "
+                                f"only per-file counters, which cannot give the operations an I/O "
+                                f"model needs. {ENABLE_DXT}.")
+    unavailable = list(UNAVAILABLE_ALWAYS)
+    inferred = []
+    mpi, mpi_hosts = _dxt(report, "DXT_MPIIO")
+    posix, posix_hosts = _dxt(report, "DXT_POSIX")
+    if mpi is not None and len(mpi["rank"]):
+        mod, seg = "DXT_MPIIO", mpi
+        inferred.append("operations from Darshan's DXT_MPIIO trace: one per MPI-IO read or "
+                        "write call")
+        if posix is not None:
+            only_posix = set(posix["id"].tolist()) - set(mpi["id"].tolist())
+            if only_posix:
+                inferred.append(f"{len(only_posix)} file(s) accessed only through POSIX (not "
+                                f"MPI-IO) are left out")
+        unknown = int((mpi["offset"] < 0).sum())
+        if unknown:
+            seg = dict(mpi, offset=_posix_offsets(mpi, posix))
+            found = unknown - int((seg["offset"] < 0).sum())
+            if found:
+                inferred.append(f"file offsets of {found} of {len(mpi['rank'])} operations from "
+                                f"DXT_POSIX: DXT_MPIIO records -1 (as Darshan built against Open "
+                                f"MPI does), and the POSIX reads or writes of the same rank and "
+                                f"file during the call cover one contiguous range of its length")
+            if unknown - found:
+                unavailable.append(f"the file offset of {unknown - found} of {len(mpi['rank'])} "
+                                   f"operations: DXT_MPIIO records -1 (as Darshan built against "
+                                   f"Open MPI does) and no DXT_POSIX segment of the same rank and "
+                                   f"file matches")
+    else:
+        mod, seg = "DXT_POSIX", posix if posix is not None else mpi
+        inferred.append("operations from Darshan's DXT_POSIX trace (the log has no DXT_MPIIO "
+                        "operations): one per POSIX read or write, after any MPI-IO collective "
+                        "buffering or data sieving")
+    if modules.get(mod, {}).get("partial_flag"):
+        cnt = _counters(report, "MPI-IO" if mod == "DXT_MPIIO" else "POSIX",
+                        ["MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS",
+                         "MPIIO_NB_READS", "MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES",
+                         "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES"] if mod == "DXT_MPIIO"
+                        else ["POSIX_READS", "POSIX_WRITES"])
+        total = sum(sum(v.values()) for v in cnt.values())
+        counted = f"; Darshan's counters count {total} reads and writes" if total else ""
+        unavailable.append(f"the later operations: the log marks {mod} incomplete (its DXT memory "
+                           f"filled up during the run), it keeps {len(seg['rank'])}{counted}")
+
+    n = len(seg["rank"])
+    names = report.name_records
+    ids = seg["id"]
+    uniq_ids, id_idx = np.unique(ids, return_inverse=True)
+    path_of_id = [names.get(int(i), str(int(i))) for i in uniq_ids.tolist()]
+    paths = np.array(path_of_id, dtype=object)[id_idx] if n else np.zeros(0, object)
+
+    # comm_size, per file (record id)
+    comm = np.full(len(uniq_ids), -1, np.int32)
+    if nprocs == 1:
+        comm[:] = 1
+    elif n:
+        width = int(seg["rank"].max()) + 1
+        pairs = np.unique(id_idx * width + seg["rank"])         # distinct (file, rank)
+        single = np.flatnonzero(np.bincount(pairs // width, minlength=len(uniq_ids)) == 1)
+        if len(single):
+            counted = mod == "DXT_MPIIO" and "MPI-IO" in modules
+            coll = Counter()
+            if counted:
+                for (rid, _), c in _counters(report, "MPI-IO", ["MPIIO_COLL_OPENS"]).items():
+                    coll[rid] += c["MPIIO_COLL_OPENS"]
+            single = [k for k in single if not coll[int(uniq_ids[k])]]
+            comm[single] = 1
+            if single:
+                how = "and Darshan's MPI-IO counters show no collective open" if counted else \
+                    "(Darshan does not record communicators)"
+                inferred.append(f"comm_size 1 for {len(single)} file(s) accessed by exactly one "
+                                f"rank {how}")
+    comm_size = comm[id_idx] if n else np.zeros(0, np.int32)
+
+    offset = seg["offset"]
+    known = offset >= 0
+    if known.any():
+        inferred.append("each operation with a known offset is taken as one contiguous range "
+                        "(end = offset + bytes)")
+    offset = np.where(known, offset, -1)
+    end = np.where(known, offset + seg["length"], -1)
+    table = pa.table({
+        "rank": pa.array(seg["rank"].astype(np.int32)),
+        "path": pa.array(paths.tolist(), pa.string()),
+        "write": pa.array(seg["write"]),
+        "routine": pa.nulls(n, pa.string()),
+        "collective": pa.nulls(n, pa.bool_()),
+        "bytes": pa.array(seg["length"]),
+        "offset": pa.array(offset.astype(np.int64)),
+        "end": pa.array(end.astype(np.int64)),
+        "pieces": pa.array(known.astype(np.int32)),
+        "t_start": pa.array(seg["t_start"]),
+        "t_end": pa.array(seg["t_end"]),
+        "lclock": pa.array(np.full(n, -1, np.int64)),
+        "comm_size": pa.array(comm_size.astype(np.int32)),
+        "pointer": pa.nulls(n, pa.string()),
+        "nonblocking": pa.nulls(n, pa.bool_()),
+    }, schema=OPS_SCHEMA)
+    table = table.take(pc.sort_indices(table, [("rank", "ascending"), ("t_start", "ascending"),
+                                               ("t_end", "ascending")]))
+
+    host_of_rank = dict(posix_hosts)
+    host_of_rank.update(mpi_hosts)
+    hosts = dict(Counter(h for r, h in host_of_rank.items() if 0 <= r < nprocs))
+    seen = sum(hosts.values())
+    if seen < nprocs:
+        hosts["unknown"] = nprocs - seen
+        unavailable.append(f"the host of {nprocs - seen} of {nprocs} ranks (no DXT record): "
+                           f"counted under \"unknown\"")
+    if seen:
+        inferred.append("hosts from the host name Darshan's DXT keeps with each rank's records")
+
+    # Darshan joins the arguments with spaces, unquoted: split on spaces
+    argv = (report.metadata.get("exe") or "").split()
+    if command is None:
+        command = argv
+    if not argv:
+        unavailable.append("the command line (the log's is empty)")
+    if name is None:
+        name = os.path.basename(argv[0]) if argv else path.stem
+    run_time = _run_time(job, inferred)
+    return Ops(table, name, list(command), nprocs, hosts, run_time,
+               source={"kind": "darshan", "path": str(path), "module": mod,
+                       "unavailable": unavailable, "inferred": inferred},
+               final_lclock=None)

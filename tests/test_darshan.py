@@ -1,0 +1,322 @@
+"""Darshan logs with DXT as analyzer input (analyzer/darshan.py), on real logs:
+the public samples in shared/fixtures/darshan/ (see its README) and the logs the
+PyDarshan wheel ships.  Expected values follow from what each run did."""
+import json
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import darshan.log_utils
+from iomodel.analyzer.darshan import DarshanInputError, _posix_offsets, ops_from_darshan
+from iomodel.analyzer.ops import OPS_SCHEMA
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "darshan"
+FIXTURE_LOGS = sorted(p.name for p in FIXTURES.glob("*.darshan"))
+# the PyDarshan wheel's logs that have DXT (its others have none; one is used below)
+WHEEL_DXT_LOGS = ["ior_hdf5_example.darshan", "sample-dxt-simple.darshan", "dxt.darshan"]
+MPI_TEST = "mpi-io-test-x86_64-3.1.6.darshan"
+TREDDY = "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+KiB, MiB = 1024, 1024 * 1024
+
+
+def log_path(name):
+    if (FIXTURES / name).exists():
+        return FIXTURES / name
+    return Path(darshan.log_utils.get_log_path(name))
+
+
+@lru_cache(maxsize=None)
+def ops_of(name):
+    return ops_from_darshan(log_path(name))
+
+
+def rows(ops):
+    return ops.table.to_pylist()
+
+
+def by_rank(ops):
+    out = {}
+    for r in rows(ops):
+        out.setdefault(r["rank"], []).append(r)
+    return out
+
+
+def test_the_fixture_logs_are_there():
+    assert FIXTURE_LOGS == sorted([
+        "hdf5_diagonal_write_bytes_range_dxt.darshan", MPI_TEST, "nonmpi_dxt_anonymized.darshan",
+        "partial_data_dxt.darshan", TREDDY])
+
+
+@pytest.mark.parametrize("name", FIXTURE_LOGS + WHEEL_DXT_LOGS)
+def test_every_dxt_log_gives_a_well_formed_ops(name):
+    ops = ops_of(name)
+    t = ops.table
+    assert t.schema == OPS_SCHEMA
+    assert t.num_rows > 0
+    r = {c: t[c].to_pylist() for c in t.column_names}
+    # what Darshan does not record
+    for c in ("routine", "collective", "pointer", "nonblocking"):
+        assert t[c].null_count == t.num_rows, c
+    assert set(r["lclock"]) == {-1}
+    assert ops.final_lclock is None
+    # sorted by rank, then start time
+    keys = list(zip(r["rank"], r["t_start"]))
+    assert keys == sorted(keys)
+    assert all(0 <= k < ops.np for k in r["rank"])
+    for off, end, size, pieces in zip(r["offset"], r["end"], r["bytes"], r["pieces"]):
+        assert (off, end, pieces) == ((off, off + size, 1) if off >= 0 else (-1, -1, 0))
+    assert all(0 <= a <= b <= ops.run_time_s for a, b in zip(r["t_start"], r["t_end"]))
+    assert set(r["comm_size"]) <= {1, -1}
+    # hosts: every rank counted once, each value >= 1 as the model schema wants
+    assert sum(ops.hosts.values()) == ops.np and min(ops.hosts.values()) >= 1
+    src = ops.source
+    assert src["kind"] == "darshan" and src["path"] == str(log_path(name))
+    assert src["module"] in ("DXT_MPIIO", "DXT_POSIX")
+    assert src["inferred"][0].startswith(f"operations from Darshan's {src['module']} trace")
+    for must in ("the MPI routine of each operation", "whether an operation was collective",
+                 "the logical clock (communication between operations): bursts are split by "
+                 "idle time"):
+        assert must in src["unavailable"]
+
+
+def test_ior_hdf5_example():
+    # IOR run as `ior -a HDF5 -o test123.h5` on 4 ranks (Cray MPICH: DXT_MPIIO has real
+    # offsets).  IOR's defaults: block size (-b) 1 MiB, transfer size (-t) 256 KiB, one
+    # segment (-s 1), one shared file, write then read back.  So each rank writes its own
+    # 1 MiB block as 4 transfers of 256 KiB, rank r's block following rank r-1's, and later
+    # reads the same 4 pieces back.  HDF5 puts its metadata (superblock, object headers) at
+    # the start of the file and the dataset's contiguous data after it, at file address
+    # 2048: rank r's k-th transfer is at 2048 + r * 1 MiB + k * 256 KiB.  Every other
+    # operation is HDF5 metadata, all below 2048.
+    ops = ops_of("ior_hdf5_example.darshan")
+    assert ops.source["module"] == "DXT_MPIIO"
+    assert (ops.name, ops.np, ops.hosts, ops.run_time_s) == ("ior", 4, {"nid00097": 4}, 1.0)
+    assert ops.command == ["/global/u2/s/ssnyder/software/ior/build/src/ior", "-a", "HDF5",
+                           "-o", "/global/cscratch1/sd/ssnyder/test123.h5"]
+    per_rank = by_rank(ops)
+    # rank 0 also writes the superblock and reads it first: more metadata operations
+    assert {r: len(v) for r, v in per_rank.items()} == {0: 19, 1: 14, 2: 13, 3: 13}
+    for rank, ops_r in per_rank.items():
+        assert {o["path"] for o in ops_r} == {"/global/cscratch1/sd/ssnyder/test123.h5"}
+        data = [2048 + rank * MiB + k * 256 * KiB for k in range(4)]
+        writes = [o for o in ops_r if o["write"]]
+        reads = [o for o in ops_r if not o["write"]]
+        # the data writes come first, then the metadata is flushed at close
+        assert [(o["offset"], o["bytes"]) for o in writes[:4]] == [(d, 256 * KiB) for d in data]
+        # the reads open the file (metadata), then read the data back
+        assert [(o["offset"], o["bytes"]) for o in reads[-4:]] == [(d, 256 * KiB) for d in data]
+        assert all(o["end"] <= 2048 for o in writes[4:] + reads[:-4])
+        assert all(o["comm_size"] == -1 for o in ops_r)    # 4 ranks share the file
+    t = rows(ops)
+    # metadata written: rank 0 40 + 96 + 96, rank 1 544 + 120, rank 2 272, rank 3 328
+    assert sum(o["bytes"] for o in t if o["write"]) == 4 * MiB + 232 + 664 + 272 + 328
+    assert sum(o["bytes"] for o in t if not o["write"]) == 4 * MiB + 2512 + 3 * 1896
+
+
+def test_mpi_io_test_open_mpi_offsets_come_from_posix():
+    # mpi-io-test with its defaults on 4 ranks: one 16 MiB block per rank at rank * 16 MiB
+    # (MPI_File_seek + MPI_File_write on MPI_COMM_SELF), then read back the same way.
+    # Darshan 3.1.6 writes -1 for every DXT_MPIIO offset; the POSIX write/read of the same
+    # rank inside the MPI call has the offset.
+    ops = ops_of(MPI_TEST)
+    assert ops.source["module"] == "DXT_MPIIO"
+    assert (ops.name, ops.np, ops.hosts) == ("mpi-io-test", 4, {"shane-thinkpad": 4})
+    assert any(s.startswith("file offsets of 8 of 8 operations from DXT_POSIX")
+               for s in ops.source["inferred"])
+    assert not any("file offset" in s for s in ops.source["unavailable"])
+    for rank, ops_r in by_rank(ops).items():
+        assert [(o["write"], o["offset"], o["end"], o["bytes"], o["pieces"]) for o in ops_r] == \
+            [(w, rank * 16 * MiB, (rank + 1) * 16 * MiB, 16 * MiB, 1) for w in (True, False)]
+    # the times stay the MPI call's (DXT_MPIIO), not the POSIX write's inside it
+    w0 = by_rank(ops)[0][0]
+    assert w0["t_start"] == pytest.approx(0.000799, abs=1e-6)
+    assert w0["t_end"] == pytest.approx(0.010999, abs=1e-6)
+
+
+def test_posix_offsets_only_when_posix_matches_the_call():
+    def seg(rank, offset, length, t0, t1, write=True, rec=7):
+        return {"rank": np.array(rank), "id": np.full(len(rank), rec, np.uint64),
+                "write": np.full(len(rank), write), "offset": np.array(offset),
+                "length": np.array(length), "t_start": np.array(t0), "t_end": np.array(t1)}
+    # four MPI writes of rank 0, offsets unknown
+    mpi = seg([0, 0, 0, 0], [-1] * 4, [100, 100, 100, 100], [1.0, 2.0, 3.0, 4.0],
+              [1.5, 2.5, 3.5, 4.5])
+    posix = seg([0, 0, 0, 0, 0], [500, 0, 50, 1000, 3000], [100, 50, 50, 200, 100],
+                [1.1, 2.1, 2.2, 3.1, 4.6], [1.2, 2.15, 2.3, 3.2, 4.7])
+    # 1: one POSIX write of the same length; 2: two contiguous pieces make up the call;
+    # 3: POSIX moved 200 bytes (another rank's data too: collective buffering): unknown;
+    # 4: the only POSIX write is after the call: unknown
+    assert _posix_offsets(mpi, posix).tolist() == [500, 0, -1, -1]
+    # another rank's or another file's POSIX writes never match
+    assert _posix_offsets(mpi, seg([1], [500], [100], [1.1], [1.2])).tolist() == [-1] * 4
+    assert _posix_offsets(mpi, seg([0], [500], [100], [1.1], [1.2], rec=8)).tolist() == [-1] * 4
+    reads = seg([0], [500], [100], [1.1], [1.2], write=False)
+    assert _posix_offsets(mpi, reads).tolist() == [-1] * 4
+
+
+def test_treddy_mpi_io_test_32_ranks_4_iterations():
+    # mpi-io-test -i 4 on 32 ranks: in iteration j rank r writes 16 MiB at
+    # (j * 32 + r) * 16 MiB; then reads them back the same way.  2 GiB each way.
+    ops = ops_of(TREDDY)
+    assert ops.source["module"] == "DXT_MPIIO"
+    assert (ops.np, ops.hosts, ops.run_time_s) == (32, {"sn362.localdomain": 32}, 14.0)
+    assert ops.command == ["mpi-io-test", "-i", "4", "-v"]
+    # Open MPI's shared-file-pointer files (*.sm), written through POSIX only, are left out
+    assert "32 file(s) accessed only through POSIX (not MPI-IO) are left out" in \
+        ops.source["inferred"]
+    per_rank = by_rank(ops)
+    assert sorted(per_rank) == list(range(32))
+    for rank, ops_r in per_rank.items():
+        blocks = [(j * 32 + rank) * 16 * MiB for j in range(4)]
+        assert [(o["write"], o["offset"], o["bytes"]) for o in ops_r] == \
+            [(True, b, 16 * MiB) for b in blocks] + [(False, b, 16 * MiB) for b in blocks]
+    t = rows(ops)
+    assert {o["path"] for o in t} == {"/yellow/users/treddy/mpi_io_rough_work/test.out"}
+    assert sum(o["bytes"] for o in t if o["write"]) == 2 * 1024 * MiB
+    assert sum(o["bytes"] for o in t if not o["write"]) == 2 * 1024 * MiB
+    assert {o["comm_size"] for o in t} == {-1}
+
+
+def test_partial_dxt_is_said_incomplete():
+    # mpi-io-test -S -b 1 -r -i 1000000 on 1 rank: a million 1-byte reads at offset 0;
+    # DXT_MPIIO's memory filled up after 65529 of them
+    ops = ops_of("partial_data_dxt.darshan")
+    t = rows(ops)
+    assert ops.np == 1 and len(t) == 65529
+    assert {(o["write"], o["offset"], o["bytes"], o["comm_size"]) for o in t} == {(False, 0, 1, 1)}
+    assert any("incomplete" in s and "65529" in s and "1000000" in s
+               for s in ops.source["unavailable"])
+
+
+def test_non_mpi_log_uses_dxt_posix():
+    ops = ops_of("nonmpi_dxt_anonymized.darshan")
+    assert ops.source["module"] == "DXT_POSIX"
+    t = rows(ops)
+    assert (ops.name, ops.np, ops.hosts) == ("2032579916", 1, {"hepd-0004": 1})  # anonymized exe
+    assert len(t) == 17652 and len({o["path"] for o in t}) == 75
+    assert {o["comm_size"] for o in t} == {1}     # one process: every file is its own
+
+
+def test_hdf5_diagonal_one_file_per_rank():
+    # an h5py script on 10 ranks: rank i writes test_i.h5 (superblock, then 10 * (i + 1)
+    # data bytes at HDF5's data address 2048, then metadata, then the superblock again);
+    # every rank also reads the same 20 .pyc files twice each (import, then EOF)
+    ops = ops_of("hdf5_diagonal_write_bytes_range_dxt.darshan")
+    assert ops.source["module"] == "DXT_POSIX"
+    assert (ops.np, ops.hosts, ops.name) == (10, {"sn324.localdomain": 10}, "python")
+    t = rows(ops)
+    assert len(t) == 440
+    for rank, ops_r in by_rank(ops).items():
+        h5 = [o for o in ops_r if o["path"].endswith(".h5")]
+        assert {o["path"].rsplit("/", 1)[1] for o in h5} == {f"test_{rank}.h5"}
+        assert [(o["write"], o["offset"], o["bytes"]) for o in h5] == \
+            [(True, 0, 96), (True, 2048, 10 * (rank + 1)), (True, 0, 1400), (True, 0, 96)]
+        assert {o["comm_size"] for o in h5} == {1}          # one rank each: inferred
+        pyc = [o for o in ops_r if o["path"].endswith(".pyc")]
+        assert len(pyc) == 40 and not any(o["write"] for o in pyc)
+        assert {o["comm_size"] for o in pyc} == {-1}        # read by all 10 ranks
+    assert "comm_size 1 for 10 file(s) accessed by exactly one rank (Darshan does not record " \
+           "communicators)" in ops.source["inferred"]
+
+
+def test_one_rank_on_a_collectively_opened_file_is_not_comm_size_1():
+    # 16 ranks open test.out collectively (the MPI-IO counters say so), rank 0 alone writes
+    ops = ops_of("sample-dxt-simple.darshan")
+    assert [(o["rank"], o["write"], o["offset"], o["bytes"], o["comm_size"]) for o in rows(ops)] \
+        == [(0, True, 0, 4000, -1)]
+    # DXT gives the host of rank 0 only
+    assert ops.hosts == {"sn176.localdomain": 1, "unknown": 15}
+    assert any("host of 15 of 16 ranks" in s for s in ops.source["unavailable"])
+
+
+def test_log_with_empty_exe_is_named_after_the_log():
+    ops = ops_of("dxt.darshan")
+    assert (ops.name, ops.command) == ("dxt", [])
+    assert "the command line (the log's is empty)" in ops.source["unavailable"]
+
+
+def test_log_without_dxt_says_how_to_enable_it():
+    # no fixture log lacks DXT; the wheel's sample-goodost.darshan (IOR on 48 ranks) does
+    path = Path(darshan.log_utils.get_log_path("sample-goodost.darshan"))
+    with pytest.raises(DarshanInputError) as e:
+        ops_from_darshan(path)
+    msg = str(e.value)
+    assert isinstance(e.value, ValueError)
+    assert msg.startswith(f"{path}: this Darshan log has no DXT trace "
+                          f"(its modules: POSIX, LUSTRE, STDIO)")
+    assert "export DXT_ENABLE_IO_TRACE=1" in msg
+    assert "DARSHAN_CONFIG_PATH" in msg and "MOD_ENABLE DXT_POSIX,DXT_MPIIO" in msg
+
+
+def test_not_a_darshan_log(tmp_path):
+    for name, content in (("notes.darshan", b"hello, not a log\n" * 10), ("empty.darshan", b"")):
+        p = tmp_path / name
+        p.write_bytes(content)
+        with pytest.raises(DarshanInputError, match=f"^{p}: not a Darshan log"):
+            ops_from_darshan(p)
+    with pytest.raises(FileNotFoundError, match="no-such.darshan"):
+        ops_from_darshan(tmp_path / "no-such.darshan")
+
+
+def test_truncated_log_is_an_error_not_a_crash(tmp_path):
+    # libdarshan-util crashes reading the names of a log cut short: checked before
+    data = log_path("ior_hdf5_example.darshan").read_bytes()
+    for n in (1000, len(data) // 2, len(data) - 1):
+        p = tmp_path / f"cut{n}.darshan"
+        p.write_bytes(data[:n])
+        with pytest.raises(DarshanInputError, match=f"^{p}: "):
+            ops_from_darshan(p)
+
+
+def test_missing_pydarshan_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "darshan", None)
+    monkeypatch.setitem(sys.modules, "darshan.report", None)
+    with pytest.raises(ImportError, match="pip install darshan"):
+        ops_from_darshan(log_path(MPI_TEST))
+
+
+def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
+    """`iomodel analyze run.darshan -o m.json`, with the idle-time rule of
+    docs/commands/analyze.md.  The idle times between consecutive operations of a
+    rank that could join a burst are a few to a few hundred microseconds (inside
+    a write or read sequence) or about 0.04 s and more (rank 0, 1 and 3 between
+    their data writes and the metadata written at close): two groups; the top of
+    the lower one is 689 us (between rank 0's two superblock writes), the
+    threshold.  So per rank: a write burst of the 4 data writes, a write burst of
+    metadata, a read burst of everything read.  But rank 2's last data write ends
+    at 0.22183 s, 66 us before its only metadata write: it joins its data burst,
+    and rank 2 has no second write burst.  Hence 3 phases: write by ranks 0-3
+    (4 MiB + rank 2's 272 bytes), write by ranks 0, 1 and 3 (232 + 664 + 328 bytes),
+    read by ranks 0-3 (4 MiB + the metadata: 2512 bytes on rank 0, 1896 on the others)."""
+    out = tmp_path / "m.json"
+    log = log_path("ior_hdf5_example.darshan")
+    proc = subprocess.run([sys.executable, "-m", "iomodel", "analyze", str(log), "-o", str(out),
+                           "-q"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot tell whether an operation was collective" in proc.stderr
+    from iomodel.models import load_model
+    m = load_model(out)
+    assert json.loads(out.read_text()) == m
+    assert m["source"]["kind"] == "darshan"
+    assert m["analysis"]["max_comm_gap"] is None
+    assert m["analysis"]["max_idle_s"] == pytest.approx(0.000689, abs=2e-6)
+    assert m["analysis"]["threshold_rule"].startswith("auto: idle times")
+    app = m["application"]
+    assert (app["name"], app["np"], app["hosts"], app["run_time_s"]) == \
+        ("ior", 4, {"nid00097": 4}, 1.0)
+    assert app["features"]["collective"] is None and app["features"]["independent"] is None
+    assert [f["name"] for f in m["files"]] == ["/global/cscratch1/sd/ssnyder/test123.h5"]
+    assert (m["files"][0]["access_type"], m["files"][0]["role"]) == ("shared", "inout")
+    ph = m["phases"]
+    assert [(p["operation"], p["ranks"], p["weight"]) for p in ph] == [
+        ("write", "0-3", 4 * MiB + 272),
+        ("write", "0-1,3", 232 + 664 + 328),
+        ("read", "0-3", 4 * MiB + 2512 + 3 * 1896)]
+    assert all(p["routine"] is None and p["collective"] is None for p in ph)
+    # the data: rank 0's at 2048, each rank 1 MiB further
+    assert (ph[0]["offsets"]["first"], ph[0]["offsets"]["per_rank"]) == (2048, MiB)
+    assert m["weight"] == sum(p["weight"] for p in ph)
