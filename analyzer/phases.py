@@ -86,15 +86,14 @@ def _all_in_segments(flags, starts):
 class Bursts:
     """Per-rank runs of repeated operations (step 2 of the rule)."""
 
-    def __init__(self, ops, group_of_op, gap, threshold):
+    def __init__(self, ops, group_of_op, same):
+        """same[i]: operation i continues the burst of operation i - 1."""
         t = ops
         n = len(group_of_op)
         self.rank = t["rank"]
-        same = np.zeros(n, bool)
+        gap = np.zeros(n, np.int64)
         if n:
-            same[1:] = ((self.rank[1:] == self.rank[:-1]) & (group_of_op[1:] == group_of_op[:-1]) &
-                        (t["write"][1:] == t["write"][:-1]) & (t["routine"][1:] == t["routine"][:-1]) &
-                        (gap[1:] <= threshold))
+            gap[1:] = np.where(t["lclock"][1:] >= 0, (t["lclock"][1:] - t["lclock"][:-1]) % 2**32, 0)
         starts = np.flatnonzero(~same)
         seg, length = _segments(starts, n)
         self.starts, self.length, self.op_burst = starts, length, seg
@@ -197,26 +196,57 @@ def _table_arrays(ops):
     }
 
 
+def joinable(a, group_of_op):
+    """Operation i could continue the burst of i - 1: same rank, file, operation, routine."""
+    n = len(group_of_op)
+    out = np.zeros(n, bool)
+    if n:
+        out[1:] = ((a["rank"][1:] == a["rank"][:-1]) & (group_of_op[1:] == group_of_op[:-1]) &
+                   (a["write"][1:] == a["write"][:-1]) & (a["routine"][1:] == a["routine"][:-1]))
+    return out
+
+
+def consensus(a, group_of_op, join, split):
+    """Idle-time splits decided by a vote of the processes: the j-th operation
+    of every process on a file (with one operation and routine) starts a new
+    burst when it does so on at least half of them.  Without a logical clock,
+    the last process to reach a barrier has no idle time before its next
+    operation; the others show where the program's steps are."""
+    key = (group_of_op * 2 + a["write"]) * (int(a["routine"].max(initial=0)) + 1) + a["routine"]
+    n = len(key)
+    order = np.lexsort((np.arange(n), key, a["rank"]))
+    ks, rs = key[order], a["rank"][order]
+    new = np.ones(n, bool)
+    new[1:] = (ks[1:] != ks[:-1]) | (rs[1:] != rs[:-1])
+    run_start = np.maximum.accumulate(np.where(new, np.arange(n), 0))
+    j = np.empty(n, np.int64)
+    j[order] = np.arange(n) - run_start          # ordinal within (rank, key)
+    vote = key * (int(j.max(initial=0)) + 1) + j
+    uniq, inv = np.unique(vote[join], return_inverse=True)
+    yes = np.bincount(inv, weights=split[join].astype(float), minlength=len(uniq))
+    total = np.bincount(inv, minlength=len(uniq))
+    decided = np.zeros(n, bool)
+    decided[join] = (yes / np.maximum(total, 1))[inv] >= 0.5
+    return decided
+
+
 def choose_threshold(a, group_of_op, has_clock, max_comm_gap, max_idle_s):
     """The burst threshold and the gap measure it applies to (see the rule)."""
     n = len(group_of_op)
-    joinable = np.zeros(n, bool)
-    if n:
-        joinable[1:] = ((a["rank"][1:] == a["rank"][:-1]) & (group_of_op[1:] == group_of_op[:-1]) &
-                        (a["write"][1:] == a["write"][:-1]) & (a["routine"][1:] == a["routine"][:-1]))
+    join = joinable(a, group_of_op)
     if has_clock:
         gap = np.zeros(n, np.int64)
         if n:
             gap[1:] = (a["lclock"][1:] - a["lclock"][:-1]) % 2**32
         if max_comm_gap is not None:
             return gap, int(max_comm_gap), f"given: {max_comm_gap}", "comm"
-        brk = natural_break(gap[joinable], COMM_BREAK_RATIO)
+        brk = natural_break(gap[join], COMM_BREAK_RATIO)
         if brk:
             lo, hi = int(brk[0]), int(brk[1])
             return gap, lo, (f"auto: the communication calls between consecutive operations fall in "
                              f"two groups, up to {lo} and from {hi}; more than {lo} apart starts a "
                              f"new burst"), "comm"
-        vals = np.unique(gap[joinable])
+        vals = np.unique(gap[join])
         seen = f"(all {int(vals[0])})" if len(vals) == 1 else \
             (f"({int(vals.min())} to {int(vals.max())})" if len(vals) else "(no consecutive operations)")
         return gap, DEFAULT_COMM_GAP, (f"auto: the communication calls between consecutive "
@@ -227,7 +257,7 @@ def choose_threshold(a, group_of_op, has_clock, max_comm_gap, max_idle_s):
         idle[1:] = np.maximum(a["t_start"][1:] - a["t_end"][:-1], 0)
     if max_idle_s is not None:
         return idle, float(max_idle_s), f"given: {max_idle_s} s", "idle"
-    brk = natural_break(idle[joinable] * 1e6, IDLE_BREAK_RATIO)  # in microseconds
+    brk = natural_break(idle[join] * 1e6, IDLE_BREAK_RATIO)  # in microseconds
     if brk:
         lo = brk[0] / 1e6
         return idle, lo, (f"auto: idle times between consecutive operations fall in two groups, up "
@@ -243,7 +273,11 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None):
     group_of_op = of_path[a["path_idx"]] if n else np.zeros(0, np.int64)
     has_clock = bool(n) and bool((a["lclock"] >= 0).all())
     gap, threshold, rule, measure = choose_threshold(a, group_of_op, has_clock, max_comm_gap, max_idle_s)
-    b = Bursts(a, group_of_op, gap, threshold)
+    join = joinable(a, group_of_op)
+    split = gap > threshold
+    if measure == "idle":
+        split = consensus(a, group_of_op, join, split)
+    b = Bursts(a, group_of_op, join & ~split)
     phases, order = _phases(a, b, groups)
     files = _files(a, groups, phases, group_of_op)
     weight = sum(p["weight"] for p in phases)
@@ -338,16 +372,14 @@ def _phase(a, b, groups, sel, modes, gap_s, gap_comm):
         rep = sig[0][1]
     else:
         rep = 1  # processes repeat a different number of times: one repetition of each burst
-    if uniform:
-        sizes = list(sig[0][0])
-    else:
-        sizes = None
+    # the lowest rank's sizes stand for the phase; rs_groups has everyone's
+    sizes = list(sig[0][0]) * (sig[0][1] // rep)
     per_rank_rs = [sum(s) * (r // rep) for s, r in sig]
     rs = sum(per_rank_rs) // npr if not uniform else sum(sizes)
     phase = {
         "id": 0, "file": g, "operation": "write" if write else "read", "routine": routine,
         "collective": _collective(a, b, sel), "np": npr, "ranks": format_ranks(ranks),
-        "iop": len(sizes) if sizes else 1, "request_sizes": sizes if sizes else [rs],
+        "iop": len(sizes), "request_sizes": sizes,
         "rs": int(rs), "rs_min": int(min(per_rank_rs)), "rs_max": int(max(per_rank_rs)),
     }
     if not uniform:
