@@ -1,4 +1,4 @@
-/* btio_like.c -- a small BT-IO-like MPI-IO program.
+/* btio_like.c -- a small NAS BT-IO-like MPI-IO program.
  *
  * A global NX x NY x NZ array of cells, each cell 5 doubles (40 bytes), is
  * block-decomposed over the ranks with MPI_Dims_create(nprocs, 3, dims):
@@ -10,11 +10,18 @@
  *   open "btio.dat" (CREATE|RDWR, MPI_COMM_WORLD)
  *   set_view(disp 0, etype = contiguous(5, MPI_DOUBLE),
  *            filetype = subarray({NX,NY,NZ}, local block, MPI_ORDER_C))
- *   for s in 0..NSTEPS-1:
- *       10 x MPI_Sendrecv (ring: send right, receive from left) + compute
+ *   for s in 0..NSTEPS-1:                      (NAS BT-IO: 40 writes)
+ *       WR_INTERVAL = 5 "time steps", each making 24 MPI_Sendrecv:
+ *           copy_faces: 6 (shifts +1, -1, +2, -2, +3, -3 around the ring
+ *                          of ranks, mod nprocs)
+ *           x_solve, y_solve, z_solve: 6 each (3 pipeline stages forward,
+ *                          shift +1, then 3 back, shift -1)
+ *       so exactly 5 * 24 = 120 communication calls (all MPI_Sendrecv)
+ *       before each write, and none elsewhere in the write loop;
+ *       compute (fill the local block)
  *       MPI_File_write_at_all(offset = s*local_cells etypes, local_cells cells)
  *   for s in 0..NSTEPS-1:
- *       (s > 0: 1 x MPI_Allreduce)
+ *       (s > 0: exactly 1 x MPI_Allreduce)
  *       MPI_File_read_at_all(offset = s*local_cells etypes) and verify
  *   close
  *
@@ -22,8 +29,11 @@
  * the whole global array in C order (Z fastest).  Every double of cell
  * (gx,gy,gz), component c (0..4), at step s equals
  *     s*1e6 + gx*10000 + gy*100 + gz + c*0.1
+ * Every received message is checked (it carries the sender's rank, the
+ * step and the call index), and every read-back value too; any mismatch
+ * aborts.
  *
- * usage: btio_like OUTDIR [NX NY NZ [NSTEPS]]   (defaults 8 8 8 5)
+ * usage: btio_like OUTDIR [NX NY NZ [NSTEPS]]   (defaults 8 8 8 40)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -31,12 +41,47 @@
 #include <string.h>
 
 #define NCOMP 5
-#define NRING 10
+#define WR_INTERVAL 5      /* time steps between writes (NAS BT-IO: 5) */
+#define COMM_PER_STEP 24   /* MPI_Sendrecv per time step */
 
 static void die(const char *msg)
 {
     fprintf(stderr, "btio_like: %s\n", msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* One MPI_Sendrecv: send {rank, step, k} to rank + shift, receive the same
+ * from rank - shift, and check what arrived. */
+static void exchange(int rank, int nprocs, int shift, int step, int k)
+{
+    int out[3], in[3] = {-1, -1, -1};
+    int to = ((rank + shift) % nprocs + nprocs) % nprocs;
+    int from = ((rank - shift) % nprocs + nprocs) % nprocs;
+    MPI_Status st;
+    out[0] = rank;
+    out[1] = step;
+    out[2] = k;
+    MPI_Sendrecv(out, 3, MPI_INT, to, k, in, 3, MPI_INT, from, k,
+                 MPI_COMM_WORLD, &st);
+    if (in[0] != from || in[1] != step || in[2] != k)
+        die("message mismatch");
+}
+
+/* The communication of one BT time step: exactly COMM_PER_STEP calls. */
+static void time_step(int rank, int nprocs, int step)
+{
+    static const int face_shift[6] = {1, -1, 2, -2, 3, -3};
+    int k = 0, i, solve;
+    for (i = 0; i < 6; i++)                 /* copy_faces */
+        exchange(rank, nprocs, face_shift[i], step, k++);
+    for (solve = 0; solve < 3; solve++) {   /* x_solve, y_solve, z_solve */
+        for (i = 0; i < 3; i++)
+            exchange(rank, nprocs, 1, step, k++);
+        for (i = 0; i < 3; i++)
+            exchange(rank, nprocs, -1, step, k++);
+    }
+    if (k != COMM_PER_STEP)
+        die("wrong number of communication calls");
 }
 
 static double cellval(int s, int gx, int gy, int gz, int c)
@@ -48,7 +93,7 @@ int main(int argc, char **argv)
 {
     int rank, nprocs, s, k, x, y, z, c;
     int gsz[3] = {8, 8, 8}, dims[3] = {0, 0, 0}, lsz[3], start[3], coord[3];
-    int nsteps = 5;
+    int nsteps = 40;
     long local_cells;
     char path[4096];
     double *buf, *rbuf;
@@ -101,17 +146,9 @@ int main(int argc, char **argv)
         die("MPI_File_set_view failed");
 
     for (s = 0; s < nsteps; s++) {
-        /* "communication": a token goes NRING hops around the ring */
-        int token = rank, left = (rank - 1 + nprocs) % nprocs;
-        int right = (rank + 1) % nprocs;
-        for (k = 0; k < NRING; k++) {
-            int in = -1;
-            MPI_Sendrecv(&token, 1, MPI_INT, right, s, &in, 1, MPI_INT, left,
-                         s, MPI_COMM_WORLD, &st);
-            token = in;
-        }
-        if (token != ((rank - NRING) % nprocs + nprocs) % nprocs)
-            die("ring token mismatch");
+        /* "communication": WR_INTERVAL time steps of COMM_PER_STEP calls */
+        for (k = 0; k < WR_INTERVAL; k++)
+            time_step(rank, nprocs, s * WR_INTERVAL + k);
 
         /* "computation": fill the local block (C order, Z fastest) */
         k = 0;

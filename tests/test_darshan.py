@@ -287,11 +287,13 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
     their data writes and the metadata written at close): two groups; the top of
     the lower one is 689 us (between rank 0's two superblock writes), the
     threshold.  So per rank: a write burst of the 4 data writes, a write burst of
-    metadata, a read burst of everything read.  But rank 2's last data write ends
-    at 0.22183 s, 66 us before its only metadata write: it joins its data burst,
-    and rank 2 has no second write burst.  Hence 3 phases: write by ranks 0-3
-    (4 MiB + rank 2's 272 bytes), write by ranks 0, 1 and 3 (232 + 664 + 328 bytes),
-    read by ranks 0-3 (4 MiB + the metadata: 2512 bytes on rank 0, 1896 on the others)."""
+    metadata, a read burst of everything read.  Rank 2's last data write ends at
+    0.22183 s, only 66 us before its only metadata write, but the processes vote
+    on each split (their 5th write starts a new burst on ranks 0, 1 and 3: 3 of
+    4), so rank 2's metadata write starts a burst too.  Hence 3 phases: write by
+    ranks 0-3 (4 MiB), write by ranks 0-3 (232 + 664 + 272 + 328 bytes of
+    metadata), read by ranks 0-3 (4 MiB + the metadata: 2512 bytes on rank 0,
+    1896 on the others)."""
     out = tmp_path / "m.json"
     log = log_path("ior_hdf5_example.darshan")
     proc = subprocess.run([sys.executable, "-m", "iomodel", "analyze", str(log), "-o", str(out),
@@ -313,8 +315,8 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
     assert (m["files"][0]["access_type"], m["files"][0]["role"]) == ("shared", "inout")
     ph = m["phases"]
     assert [(p["operation"], p["ranks"], p["weight"]) for p in ph] == [
-        ("write", "0-3", 4 * MiB + 272),
-        ("write", "0-1,3", 232 + 664 + 328),
+        ("write", "0-3", 4 * MiB),
+        ("write", "0-3", 232 + 664 + 272 + 328),
         ("read", "0-3", 4 * MiB + 2512 + 3 * 1896)]
     assert all(p["routine"] is None and p["collective"] is None for p in ph)
     # the data: rank 0's at 2048, each rank 1 MiB further

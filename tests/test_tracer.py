@@ -240,7 +240,7 @@ def test_tables_export_to_parquet(traced, tmp_path):
 def test_huge_filetype_is_capped_and_marked(traced):
     # btio_like 8x8x8 on 4 ranks: each rank's subarray filetype is 4 blocks of
     # 1280 bytes (expected.btio_expected_ranges); allow the tracer only 2.
-    trace = traced("btio_like", NP, env={"IOMODEL_MAX_VIEW_BLOCKS": "2"}).trace()
+    trace = traced("btio_like", NP, 8, 8, 8, 5, env={"IOMODEL_MAX_VIEW_BLOCKS": "2"}).trace()
     views = trace.views.to_pylist()
     assert len(views) == NP and all(v["capped"] and v["blocks"] == 2 for v in views)
     for rank in range(NP):

@@ -123,8 +123,12 @@ PROGRAMS = {
 # btio_like configurations that were run (np, nx, ny, nz, nsteps); all sizes
 # divisible by btio_dims(np).  Command line: btio_like OUTDIR NX NY NZ NSTEPS
 BTIO_CONFIGS = [
-    (4, 8, 8, 8, 5),    # defaults (no extra arguments needed)
+    (4, 8, 8, 8, 40),   # defaults (no extra arguments needed)
+    (4, 8, 8, 8, 5),
     (9, 12, 12, 6, 5),
+    (4, 12, 12, 12, 40),
+    (9, 12, 12, 6, 40),
+    (9, 18, 18, 9, 40),
     (1, 8, 8, 8, 5),
     (8, 8, 8, 8, 5),
     (6, 6, 4, 2, 3),
@@ -192,6 +196,9 @@ def basic_file_size(np):
 # 2. btio_like
 
 BTIO_CELL = 40  # 5 doubles
+# Communication before each write (btio_like.c): WR_INTERVAL = 5 time steps
+# of COMM_PER_STEP = 24 MPI_Sendrecv (copy_faces 6, x/y/z_solve 6 each).
+BTIO_COMM_PER_WRITE = 5 * 24   # 120, as NAS BT-IO (about 120)
 
 
 def btio_dims(np):
@@ -267,13 +274,13 @@ def btio_call_args(np, nx, ny, nz, nsteps, rank):
             + [("MPI_File_read_at_all", s * lc, lc) for s in range(nsteps)])
 
 
-def btio_events(np, rank, nx=8, ny=8, nz=8, nsteps=5):
+def btio_events(np, rank, nx=8, ny=8, nz=8, nsteps=40):
     f = "btio.dat"
     lc = btio_local_cells(np, nx, ny, nz)
     nbytes = lc * BTIO_CELL
     ev = [_ev("MPI_File_open", f), _ev("MPI_File_set_view", f, 0)]
     for s in range(nsteps):
-        ev += [_ev("MPI_Sendrecv")] * 10
+        ev += [_ev("MPI_Sendrecv")] * BTIO_COMM_PER_WRITE
         first = btio_expected_ranges(np, nx, ny, nz, nsteps, rank, s)[0][0]
         ev.append(_ev("MPI_File_write_at_all", f, first, nbytes))
     for s in range(nsteps):
@@ -289,21 +296,21 @@ def btio_completions(np, rank, **kw):
     return []
 
 
-def btio_comm_gaps(np, rank, nx=8, ny=8, nz=8, nsteps=5):
-    return ([{"MPI_Sendrecv": 10}] * nsteps      # before each write
+def btio_comm_gaps(np, rank, nx=8, ny=8, nz=8, nsteps=40):
+    return ([{"MPI_Sendrecv": BTIO_COMM_PER_WRITE}] * nsteps  # before each write
             + [{}]                              # last write -> first read
             + [{"MPI_Allreduce": 1}] * (nsteps - 1)  # between reads
             + [{}])                             # after last read
 
 
-def btio_totals(np, nx=8, ny=8, nz=8, nsteps=5):
+def btio_totals(np, nx=8, ny=8, nz=8, nsteps=40):
     return {
         "MPI_File_open": np,
         "MPI_File_set_view": np,
         "MPI_File_write_at_all": np * nsteps,
         "MPI_File_read_at_all": np * nsteps,
         "MPI_File_close": np,
-        "MPI_Sendrecv": 10 * np * nsteps,
+        "MPI_Sendrecv": BTIO_COMM_PER_WRITE * np * nsteps,
         "MPI_Allreduce": np * (nsteps - 1),
     }
 

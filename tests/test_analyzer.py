@@ -1,0 +1,168 @@
+"""`iomodel analyze` on traces of real runs, against models worked out by hand.
+
+Each case traces a program of tests/programs/ (or examples/btio_like.c)
+under mpirun, analyzes the trace with `python -m iomodel analyze`, and
+compares the model with tests/programs/expected_models.py: every phase's
+facts (file, operation, routine, np, ranks, iop, request sizes, rs, rep,
+weight, access mode, offsets, logical time), the files' type, role and
+sizes (expressions 2 to 4), the model's weight and storage capacity, the
+runs of identical phases, the order graph and the auto threshold.  All
+exact: none of these facts depends on timing.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import IOMODEL, PROGRAMS
+
+sys.path.insert(0, str(PROGRAMS))
+import expected_models as em  # noqa: E402
+
+CASES = em.cases()
+ABSENT = "<absent>"
+TIMING = {"start_s", "end_s", "duration_s", "bandwidth_Bps", "gap_s"}
+
+
+def analyze(run, out):
+    proc = subprocess.run(IOMODEL + ["analyze", str(run.trace_dir), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"iomodel analyze failed ({proc.returncode}):\n" \
+                                 f"{proc.stdout}\n{proc.stderr}"
+    return json.loads(out.read_text())
+
+
+def flatten(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def first_rank(ranks):
+    return int(ranks.split(",")[0].split("-")[0])
+
+
+def phase_facts(model, p, want):
+    """The facts of model phase p named by the keys of want."""
+    flat = flatten(p)
+    got = {}
+    for k in want:
+        if k == "file":
+            got[k] = os.path.basename(model["files"][p["file"]]["name"])
+        elif k == "request_sizes_one_of":
+            # "one process's" sizes when the ranks differ: any group's
+            got[k] = want[k] if p.get("request_sizes") in want[k] else p.get("request_sizes")
+        elif k == "rs_groups":
+            g = p.get("rs_groups")
+            got[k] = None if g is None else sorted(g, key=lambda x: first_rank(x["ranks"]))
+        else:
+            got[k] = flat.get(k, ABSENT)
+    return got
+
+
+def closure(edges):
+    reach = {}
+    for a, b in edges:
+        reach.setdefault(a, set()).add(b)
+    changed = True
+    while changed:
+        changed = False
+        for a in reach:
+            new = set().union(*(reach.get(b, set()) for b in reach[a])) - reach[a]
+            if new:
+                reach[a] |= new
+                changed = True
+    return {(a, b) for a, bs in reach.items() for b in bs}
+
+
+def check_model(model, want):
+    from iomodel.models import validate
+    validate(model)
+    assert model["application"]["np"] == want["np"]
+    a = model["analysis"]
+    assert (a["max_comm_gap"], a["max_idle_s"]) == (want["max_comm_gap"], None)
+    assert a["threshold_rule"].startswith("auto"), a["threshold_rule"]
+    if want["features"] is not None:
+        assert model["application"]["features"] == want["features"]
+    phases = model["phases"]
+    assert [p["id"] for p in phases] == list(range(1, len(phases) + 1))
+    got = [phase_facts(model, p, w) for p, w in zip(phases, want["phases"])]
+    wrong = [(i + 1, {k: (g[k], w[k]) for k in w if g[k] != w[k]})
+             for i, (g, w) in enumerate(zip(got, want["phases"])) if g != w]
+    assert not wrong, "phases differ (id, {field: (got, expected)}), first ones:\n" + \
+        "\n".join(map(str, wrong[:6]))
+    assert len(phases) == len(want["phases"])
+    files = {os.path.basename(f["name"]): f for f in model["files"]}
+    assert sorted(files) == sorted(want["files"])
+    for name, w in want["files"].items():
+        f = dict(files[name], paths=sorted(os.path.basename(x) for x in files[name]["paths"]))
+        assert {k: f.get(k, ABSENT) for k in w} == w, name
+    assert model["storage_capacity"] == want["storage_capacity"]
+    assert model["weight"] == want["weight"]
+    assert model["runs"] == want["runs"]
+    must = {(a, b) for seq in want["sequences"].values() for a, b in zip(seq, seq[1:])}
+    order = {tuple(e) for e in model["order"]}
+    assert must <= order, sorted(must - order)
+    assert order <= closure(must), sorted(order - closure(must))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_model_matches_hand_derivation(traced, tmp_path, case):
+    prog, np_, args, mca, want = CASES[case]
+    run = traced(prog, np_, *args, mca=mca)
+    check_model(analyze(run, tmp_path / "model.json"), want)
+
+
+def without_timing(model):
+    m = json.loads(json.dumps(model))
+    for p in m["phases"]:
+        for k in TIMING:
+            p.pop(k, None)
+    m["application"].pop("run_time_s")
+    m["application"].pop("io_time_s")
+    m["source"].pop("path", None)
+    return m
+
+
+def test_same_program_twice_gives_the_same_model(traced, tmp_path):
+    models = []
+    for i in range(2):
+        run = traced("btio_like", 4, 8, 8, 8, 40)
+        models.append(analyze(run, tmp_path / f"model{i}.json"))
+        # the fixture reuses its directories: move this trace aside, start afresh
+        shutil.move(str(run.trace_dir), str(tmp_path / f"trace{i}"))
+        shutil.rmtree(run.data_dir)
+    a, b = map(without_timing, models)
+    assert a == b
+    assert len(a["phases"]) == 41
+
+
+def test_show_prints_the_model(traced, tmp_path):
+    run = traced("btio_like", 4, 8, 8, 8, 40)
+    path = tmp_path / "model.json"
+    model = analyze(run, path)
+    proc = subprocess.run(IOMODEL + ["show", str(path), "--json"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown["np"] == model["application"]["np"] == 4
+    assert shown["storage_capacity"] == model["storage_capacity"]
+    assert shown["weight"] == model["weight"]
+    assert len(shown["phases"]) == len(model["phases"]) == 41
+    for s, p in zip(shown["phases"], model["phases"]):
+        f = model["files"][p["file"]]
+        for k in ("id", "np", "operation", "rs", "rep", "weight", "access_mode"):
+            assert s[k] == p[k], (p["id"], k)
+        assert s["access_type"] == f["access_type"]
+        assert s["file"] in (p["file"], f["name"], os.path.basename(f["name"])), s["file"]
+    text = subprocess.run(IOMODEL + ["show", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert text.returncode == 0, text.stderr
+    assert "1 to 40" in text.stdout
