@@ -31,11 +31,7 @@ RECORD_DTYPE = np.dtype([
 assert RECORD_DTYPE.itemsize == 32
 OP_EXTENSION = 0xFF
 U32_MAX = 0xFFFFFFFF
-# Events as the reader gives them: the extension records folded in.
-EVENT_DTYPE = np.dtype([
-    ("op", "u1"), ("flags", "u1"), ("slot", "<u2"), ("lclock", "<u4"),
-    ("offset", "<i8"), ("bytes", "<i8"), ("t0", "<u8"), ("t1", "<u8"),
-])
+
 
 F_COLL, F_WRITE, F_READ, F_POST, F_COMPLETE, F_ERROR, F_NOPOS, F_SAMECALL = 1, 2, 4, 8, 16, 32, 64, 128
 NO_SLOT = 0xFFFF
@@ -61,7 +57,7 @@ class RankTrace:
     real_origin_ns: int
     ns_per_tick: float
     routines: list
-    events: np.ndarray                  # EVENT_DTYPE, in seq order (index = seq)
+    events: "Columns"                   # event columns, in seq order (index = seq)
     t_start: np.ndarray                 # seconds since time zero
     t_end: np.ndarray
     opens: list = field(default_factory=list)    # dicts: seq, slot, amode, comm_size, comm_rank, path
@@ -114,24 +110,36 @@ def _parse_meta(buf, rt, path, base):
         pos += mlen
 
 
+class Columns(dict):
+    """A rank's events as named numpy columns (op, flags, slot, lclock, offset,
+    bytes, t0, t1), all of one length; len() is the number of events."""
+
+    def __len__(self):
+        return len(self["op"])
+
+
 def _fold_extensions(recs):
-    """Records -> events: 64-bit bytes and end times, extension records removed."""
+    """Records -> event columns: 64-bit bytes and end times, extension records
+    folded in.  Without extensions (the usual case) the columns are views of
+    the records, not copies."""
     ext = recs["op"] == OP_EXTENSION
-    ev = np.zeros(int(np.count_nonzero(~ext)), EVENT_DTYPE)
+    if not ext.any():
+        cols = Columns((k, recs[k]) for k in ("op", "flags", "slot", "lclock", "offset", "t0"))
+        cols["bytes"] = recs["bytes"].astype(np.int64)
+        cols["t1"] = recs["t0"] + recs["dt"]
+        return cols
     base = recs[~ext]
-    for k in ("op", "flags", "slot", "lclock", "offset", "t0"):
-        ev[k] = base[k]
-    ev["bytes"] = base["bytes"]
-    ev["t1"] = base["t0"] + base["dt"]
+    cols = Columns((k, base[k].copy()) for k in ("op", "flags", "slot", "lclock", "offset", "t0"))
+    cols["bytes"] = base["bytes"].astype(np.int64)
+    cols["t1"] = base["t0"] + base["dt"]
     xi = np.flatnonzero(ext)
     owner = xi - np.arange(1, len(xi) + 1)      # index among events of the record before each extension
-    owner = owner[(xi > 0)]
-    xi = xi[(xi > 0)]
+    owner, xi = owner[xi > 0], xi[xi > 0]
     big_b = base["bytes"][owner] == U32_MAX
     big_t = base["dt"][owner] == U32_MAX
-    ev["bytes"][owner[big_b]] = recs["offset"][xi[big_b]]
-    ev["t1"][owner[big_t]] = recs["t0"][xi[big_t]]
-    return ev
+    cols["bytes"][owner[big_b]] = recs["offset"][xi[big_b]]
+    cols["t1"][owner[big_t]] = recs["t0"][xi[big_t]]
+    return cols
 
 
 def read_rank_file(path):
@@ -197,7 +205,8 @@ def read_rank_file(path):
             break
         pairs.append((ticks, ns))
         pos += chsize + plen
-    events = _fold_extensions(np.concatenate(chunks) if chunks else np.zeros(0, RECORD_DTYPE))
+    records = chunks[0] if len(chunks) == 1 else (np.concatenate(chunks) if chunks else np.zeros(0, RECORD_DTYPE))
+    events = _fold_extensions(records)
     # Tick rate from the clock pair farthest from time zero.
     if clock_kind == 0:
         rt.ns_per_tick = 1.0
@@ -207,7 +216,7 @@ def read_rank_file(path):
         rt.ns_per_tick = (int(n) - int(mono0)) / dt if dt else 1.0
     scale = rt.ns_per_tick * 1e-9
     rt.events = events
-    rt.records = sum(len(c) for c in chunks)
+    rt.records = len(records)
     # ticks since time zero, signed (calls that began before it are negative)
     origin = np.uint64(tick0)
     rt.t_start = (events["t0"] - origin).view(np.int64) * scale
