@@ -13,7 +13,7 @@ def load_ops(path):
         from .darshan import ops_from_darshan
         return ops_from_darshan(path)
     from .ops import ops_from_trace
-    return ops_from_trace(Trace(path))
+    return ops_from_trace(Trace(path, lazy=True))
 
 
 def analyze(path, max_comm_gap=None, max_idle_s=None):

@@ -1,10 +1,10 @@
-"""The analyzer's input: one table of data operations, whatever the source.
+"""The analyzer's input: the data operations of an application, whatever the source.
 
-A trace (analyzer/trace.py) and a Darshan log (analyzer/darshan.py) are both
-turned into an `Ops`: a pyarrow table with one row per data operation and the
-application's metadata.  The phase finder (analyzer/phases.py) reads only this.
-
-Columns (a value the source cannot give is null, or -1 for integers):
+A trace (through `ops_from_trace`, which streams the rank files) and a Darshan
+log (analyzer/darshan.py) both become an `Ops`: per rank, numpy columns of its
+data operations in call order (`RankOps`), plus the application's metadata.
+The phase finder (analyzer/phases.py) reads only this.  `Ops.table` shows the
+same as one pyarrow table (OPS_SCHEMA), built on demand:
 
     rank        int32    MPI_COMM_WORLD rank
     path        string   file path as the application named it
@@ -21,8 +21,6 @@ Columns (a value the source cannot give is null, or -1 for integers):
     comm_size   int32    size of the communicator the file was opened on (-1: unknown)
     pointer     string   explicit / individual / shared / ordered (null: unknown)
     nonblocking bool     (null: unknown)
-
-Rows are sorted by (rank, t_start) and, within a rank, in call order.
 """
 from dataclasses import dataclass, field
 
@@ -40,84 +38,236 @@ OPS_SCHEMA = pa.schema([
 
 FEATURES = ("explicit_offsets", "individual_pointers", "shared_pointers", "blocking",
             "nonblocking", "collective", "independent")
+RANK_COLUMNS = ("path", "write", "routine", "collective", "bytes", "offset", "end", "pieces",
+                "t_start", "t_end", "lclock", "comm_size")
 
 
 @dataclass
+class RankOps:
+    """One rank's data operations, in call order, as numpy columns."""
+    rank: int
+    path: np.ndarray        # int32 index into Ops.paths
+    write: np.ndarray       # bool
+    routine: np.ndarray     # int16 index into Ops.routines ("" = unknown)
+    collective: np.ndarray  # int8: 1, 0, -1 unknown
+    bytes: np.ndarray       # int64
+    offset: np.ndarray      # int64, -1 unknown
+    end: np.ndarray         # int64, -1 unknown
+    pieces: np.ndarray      # int32, 0 unknown
+    t_start: np.ndarray     # float64
+    t_end: np.ndarray       # float64
+    lclock: np.ndarray      # int64, -1 unknown
+    comm_size: np.ndarray   # int32, -1 unknown
+
+    def __len__(self):
+        return len(self.write)
+
+
 class Ops:
-    table: pa.Table                 # OPS_SCHEMA
-    name: str                       # application name
-    command: list                   # its command line
-    np: int                         # ranks
-    hosts: dict                     # host -> ranks on it
-    run_time_s: float = None
-    source: dict = field(default_factory=dict)   # kind, path, unavailable, inferred
-    # communication calls at the end of each rank's run (for the last gap), or None
-    final_lclock: dict = None
+    def __init__(self, table, name, command, np, hosts, run_time_s=None, source=None,
+                 final_lclock=None, ranks=None, paths=None, routines=None):
+        """From a table (OPS_SCHEMA, Darshan) or from per-rank columns (traces)."""
+        self._table = table
+        self.name, self.command, self.np, self.hosts = name, list(command), np, hosts
+        self.run_time_s = run_time_s
+        self.source = source or {}
+        self.final_lclock = final_lclock
+        if ranks is None:
+            ranks, paths, routines = _split_table(table)
+        self.ranks, self.paths, self.routines = ranks, paths, routines
+
+    def __len__(self):
+        return sum(len(r) for r in self.ranks)
+
+    @property
+    def table(self):
+        if self._table is None:
+            self._table = _join_ranks(self)
+        return self._table
 
     def features(self):
-        t = self.table
-        ptr = set(t["pointer"].drop_null().to_pylist())
-        nb, coll = t["nonblocking"], t["collective"]
+        from .trace import routine_traits
+        used = {self.routines[i] for r in self.ranks for i in np.unique(r.routine)} - {""}
+        traits = [routine_traits(n) for n in used]
+        coll = np.unique(np.concatenate([np.unique(r.collective) for r in self.ranks] or [[]]))
 
-        def known(col, value):
-            if col.null_count == len(col):
-                return None
-            return bool(pc.any(pc.equal(col, value)).as_py())
+        def known(flag):
+            return any(t[flag] for t in traits) if traits else None
+        ptr = {t["pointer"] for t in traits}
         return {
-            "explicit_offsets": "explicit" in ptr if ptr else None,
-            "individual_pointers": "individual" in ptr if ptr else None,
-            "shared_pointers": bool(ptr & {"shared", "ordered"}) if ptr else None,
-            "blocking": known(nb, False),
-            "nonblocking": known(nb, True),
-            "collective": known(coll, True),
-            "independent": known(coll, False),
-        }
+            "explicit_offsets": "explicit" in ptr if traits else None,
+            "individual_pointers": "individual" in ptr if traits else None,
+            "shared_pointers": bool(ptr & {"shared", "ordered"}) if traits else None,
+            "blocking": any(not (t["nonblocking"] or t["split"]) for t in traits) if traits else None,
+            "nonblocking": any(t["nonblocking"] or t["split"] for t in traits) if traits else None,
+            "collective": None if (coll < 0).any() or not len(coll) else bool((coll == 1).any()),
+            "independent": None if (coll < 0).any() or not len(coll) else bool((coll == 0).any()),
+        } if traits or len(coll) else {k: None for k in FEATURES}
+
+
+def _split_table(table):
+    """An OPS_SCHEMA table -> per-rank columns (rows already sorted by rank)."""
+    path = table["path"].dictionary_encode().combine_chunks()
+    routine = table["routine"].fill_null("").dictionary_encode().combine_chunks()
+    coll = table["collective"]
+    cols = {
+        "path": path.indices.to_numpy().astype(np.int32),
+        "write": table["write"].to_numpy(zero_copy_only=False).astype(bool),
+        "routine": routine.indices.to_numpy().astype(np.int16),
+        "collective": np.where(coll.is_null().to_numpy(zero_copy_only=False), -1,
+                               coll.fill_null(False).to_numpy(zero_copy_only=False)).astype(np.int8),
+        **{k: table[k].to_numpy() for k in ("bytes", "offset", "end", "t_start", "t_end", "lclock")},
+        "pieces": table["pieces"].to_numpy().astype(np.int32),
+        "comm_size": table["comm_size"].to_numpy().astype(np.int32),
+    }
+    rank = table["rank"].to_numpy()
+    order = np.argsort(rank, kind="stable")
+    bounds = np.searchsorted(rank[order], np.unique(rank), side="left").tolist() + [len(rank)]
+    ranks = []
+    for i, r in enumerate(np.unique(rank)):
+        sel = order[bounds[i]:bounds[i + 1]]
+        ranks.append(RankOps(int(r), **{k: v[sel] for k, v in cols.items()}))
+    return ranks, path.dictionary.to_pylist(), routine.dictionary.to_pylist()
+
+
+def _join_ranks(ops):
+    """Per-rank columns -> one OPS_SCHEMA table."""
+    from .trace import routine_traits
+    cat = {k: np.concatenate([getattr(r, k) for r in ops.ranks]) if ops.ranks else np.zeros(0)
+           for k in RANK_COLUMNS}
+    rank = np.concatenate([np.full(len(r), r.rank, np.int32) for r in ops.ranks]) if ops.ranks \
+        else np.zeros(0, np.int32)
+    routines = ops.routines or [""]
+    traits = [routine_traits(n) if n else None for n in routines]
+    ptr = pa.array([t["pointer"] if t else None for t in traits], pa.string())
+    nonb = pa.array([(t["nonblocking"] or t["split"]) if t else None for t in traits], pa.bool_())
+    rid = pa.array(cat["routine"].astype(np.int32))
+    coll = cat["collective"].astype(np.int8)
+    return pa.table({
+        "rank": pa.array(rank, pa.int32()),
+        "path": pa.DictionaryArray.from_arrays(pa.array(cat["path"].astype(np.int32)),
+                                               pa.array(ops.paths, pa.string())).cast(pa.string()),
+        "write": pa.array(cat["write"].astype(bool)),
+        "routine": pa.array([routines[i] or None for i in cat["routine"]], pa.string())
+        if len(routines) < 2 else pc.take(pa.array([r or None for r in routines], pa.string()), rid),
+        "collective": pa.array(coll == 1, mask=coll < 0),
+        "bytes": pa.array(cat["bytes"].astype(np.int64)),
+        "offset": pa.array(cat["offset"].astype(np.int64)),
+        "end": pa.array(cat["end"].astype(np.int64)),
+        "pieces": pa.array(cat["pieces"].astype(np.int32)),
+        "t_start": pa.array(cat["t_start"].astype(np.float64)),
+        "t_end": pa.array(cat["t_end"].astype(np.float64)),
+        "lclock": pa.array(cat["lclock"].astype(np.int64)),
+        "comm_size": pa.array(cat["comm_size"].astype(np.int32)),
+        "pointer": pc.take(ptr, rid),
+        "nonblocking": pc.take(nonb, rid),
+    }, schema=OPS_SCHEMA)
+
+
+def _trait_arrays(routines):
+    """Per routine index (and one more, for none): what its name says."""
+    from .trace import routine_traits
+    traits = [routine_traits(n) for n in routines]
+    return {k: np.array([bool(t[k]) for t in traits] + [False], bool)
+            for k in ("data", "write", "collective")} | \
+        {"ordered": np.array([t["pointer"] == "ordered" for t in traits] + [False], bool)}
+
+
+@dataclass
+class _Ordered:
+    """An ordered-pointer call, fixed up once every rank has been read."""
+    rank_index: int
+    op_index: int
+    path: str
+    comm_rank: int
+    k: int
+    start: int
+    nbytes: int
+    view: tuple = field(default=None)   # (disp, blocks, extent) or None: contiguous
 
 
 def ops_from_trace(trace, name=None, command=None):
-    """The data operations of a Trace (calls that returned an error are left out)."""
-    from .trace import routine_traits
-    ev = trace.events
-    data = ev["data"].to_numpy(zero_copy_only=False) & ~ev["error"].to_numpy(zero_copy_only=False)
-    ev = ev.filter(pa.array(data))
-    files = trace.files
-    comm_size_of_open = files["comm_size"].to_numpy()
-    open_id = ev["open_id"].to_numpy()
-    paths = np.array(trace.paths + [""], dtype=object)
-    routine = ev["routine"].to_pylist()
-    pointer = [routine_traits(r)["pointer"] for r in routine]
-    t_end = ev["t_end"].to_numpy()
-    t_complete = ev["t_complete"].to_numpy()
-    nonblocking = ev["nonblocking"].to_numpy(zero_copy_only=False)
-    table = pa.table({
-        "rank": ev["rank"],
-        "path": pa.array(paths[ev["file_id"].to_numpy()].tolist(), pa.string()),
-        "write": ev["write"],
-        "routine": pa.array(routine, pa.string()),
-        "collective": ev["collective"],
-        "bytes": ev["bytes"],
-        "offset": ev["abs_offset"],
-        "end": ev["abs_end"],
-        "pieces": ev["pieces"],
-        "t_start": ev["t_start"],
-        "t_end": pa.array(np.where(nonblocking & ~np.isnan(t_complete), t_complete, t_end)),
-        "lclock": pa.array(ev["lclock"].to_numpy().astype(np.int64)),
-        "comm_size": pa.array(comm_size_of_open[open_id].astype(np.int32)),
-        "pointer": pa.array(pointer, pa.string()),
-        "nonblocking": ev["nonblocking"],
-    }, schema=OPS_SCHEMA)
-    table = table.take(pc.sort_indices(table, [("rank", "ascending")]))  # stable: call order kept
-    ranks = trace.ranks
-    hosts = {}
-    for h in ranks["hostname"].to_pylist():
-        hosts[h] = hosts.get(h, 0) + 1
-    all_ev = trace.events
-    fin = [r for r in all_ev["routine"].to_pylist()]
-    t_fin = all_ev["t_end"].to_numpy()
-    run_time = float(max(t for r, t in zip(fin, t_fin) if r == "MPI_Finalize")) \
-        if "MPI_Finalize" in fin else (float(t_fin.max()) if len(t_fin) else None)
-    nranks = int(ranks["nranks"].to_pylist()[0]) if ranks.num_rows else 0
-    return Ops(table, name or trace.program_name, command or trace.program_command, nranks, hosts,
-               run_time, source={"kind": "trace", "path": str(trace.path), "unavailable": [],
-                                 "inferred": []},
-               final_lclock=dict(zip(ranks["rank"].to_pylist(), ranks["final_lclock"].to_pylist())))
+    """The data operations of a Trace, read rank file by rank file so that
+    memory holds one rank's events at a time (calls that returned an error
+    are left out)."""
+    from .linking import link_rank, resolve_rank
+    from .tracefile import F_ERROR
+    from .views import contiguous, map_through_view
+    routines, rindex, paths, pindex = [], {}, [], {}
+    ranks, ordered, hosts, finals = [], [], {}, {}
+    run_time, nranks, first_command = None, 0, None
+    fin_name = "MPI_Finalize"
+    for r in trace.scan():
+        if any(nm not in rindex for nm in r.routines) or not ranks:
+            for nm in r.routines:
+                rindex.setdefault(nm, len(routines))
+                if len(routines) < len(rindex):
+                    routines.append(nm)
+            t = _trait_arrays(routines)
+            is_data, is_write, is_coll, is_ordered = t["data"], t["write"], t["collective"], t["ordered"]
+        index = np.array([rindex[nm] for nm in r.routines] or [0], np.int32)
+        l = link_rank(r, index, is_data)
+        abs_off, abs_end, _, pieces, _ = resolve_rank(l)
+        ev = r.events
+        keep = l.data & ((ev["flags"] & F_ERROR) == 0) & (l.open_idx >= 0)
+        sel = np.flatnonzero(keep)
+        for o in r.opens:
+            if o["path"] not in pindex:
+                pindex[o["path"]] = len(paths)
+                paths.append(o["path"])
+        path_of_open = np.array([pindex[o["path"]] for o in r.opens] + [-1], np.int32)
+        size_of_open = np.array([o["comm_size"] for o in r.opens] + [-1], np.int32)
+        oid = l.open_idx[sel]
+        nonblocking = np.isfinite(l.t_complete[sel])
+        t_end = np.where(nonblocking, l.t_complete[sel], r.t_end[sel])
+        rid = l.routine[sel]
+        coll = is_coll[rid] | ((ev["flags"][sel] & 1) != 0)
+        ro = RankOps(
+            rank=r.rank, path=path_of_open[oid], write=is_write[rid],
+            routine=rid.astype(np.int16), collective=coll.astype(np.int8),
+            bytes=l.nbytes[sel], offset=abs_off[sel], end=abs_end[sel], pieces=pieces[sel],
+            t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.int64),
+            comm_size=size_of_open[oid])
+        # ordered calls: their start depends on the lower ranks' bytes (fixed below)
+        kth = {}
+        for j in np.flatnonzero(is_ordered[rid]):
+            o = r.opens[oid[j]]
+            k = kth[o["path"]] = kth.get(o["path"], -1) + 1
+            v = l.view_idx[sel[j]]
+            view = None if v < 0 else (r.views[v]["disp"], r.views[v]["blocks"],
+                                        r.views[v]["filetype_extent"])
+            ordered.append(_Ordered(len(ranks), int(j), o["path"], o["comm_rank"], k,
+                                    int(l.start[sel[j]]), int(l.nbytes[sel[j]]), view))
+        ranks.append(ro)
+        hosts[r.hostname] = hosts.get(r.hostname, 0) + 1
+        finals[r.rank] = r.final_lclock
+        fin = rindex.get(fin_name)
+        if fin is not None:
+            t = r.t_end[l.routine == fin]
+            if len(t):
+                run_time = max(run_time or 0.0, float(t.max()))
+        nranks = r.nranks
+        if first_command is None:
+            first_command = r.command
+    # ordered calls: rank r's data follows that of the lower ranks in the same call
+    groups = {}
+    for o in ordered:
+        groups.setdefault((o.path, o.k), []).append(o)
+    for members in groups.values():
+        before = 0
+        for o in sorted(members, key=lambda o: o.comm_rank):
+            start = o.start + before
+            before += o.nbytes
+            ro = ranks[o.rank_index]
+            if o.view is None or contiguous(o.view[1], o.view[2]):
+                disp = o.view[0] if o.view else 0
+                off, end, npieces = disp + start, disp + start + o.nbytes, 1
+            else:
+                _, offs, lens = map_through_view([start], [o.nbytes], *o.view)
+                off, end, npieces = int(offs[0]), int((offs + lens).max()), len(offs)
+            ro.offset[o.op_index], ro.end[o.op_index], ro.pieces[o.op_index] = off, end, npieces
+    ranks.sort(key=lambda r: r.rank)
+    return Ops(None, name or trace.program_name_of(first_command),
+               command or list(first_command or []), nranks, hosts, run_time,
+               source={"kind": "trace", "path": str(trace.path), "unavailable": [], "inferred": []},
+               final_lclock=finals, ranks=ranks, paths=paths, routines=routines)

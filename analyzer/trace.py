@@ -46,7 +46,7 @@ def routine_traits(name):
 
 
 class Trace:
-    def __init__(self, path, partial=False):
+    def __init__(self, path, partial=False, lazy=False):
         self.path = Path(path)
         if not self.path.is_dir():
             raise TraceError(str(self.path), None, "no such trace directory")
@@ -55,7 +55,38 @@ class Trace:
             raise TraceError(str(self.path), None, f"no rank-*{TRACE_SUFFIX} files: not an iomodel trace")
         self.partial = partial
         self.errors = []
-        self._rank_traces()  # read now: raise (or list in .errors) any damage
+        if not lazy:
+            self._rank_traces()  # read now: raise (or list in .errors) any damage
+
+    def scan(self):
+        """Each rank's trace in turn, read when reached and not kept, so that
+        memory holds one rank at a time (what the analyzer needs).  Damage
+        raises TraceError as Trace() does, or with partial=True is listed in
+        .errors and what comes before it is given."""
+        if "_raw" in self.__dict__:
+            yield from self._raw
+            return
+        seen = {}
+        for f in self.rank_files:
+            try:
+                r = read_rank_file(str(f))
+            except TraceError as e:
+                if not self.partial:
+                    e.partial = Trace(self.path, partial=True)
+                    raise e
+                self.errors.append(e)
+                r = e.partial
+                if r is None:
+                    continue
+            if r.rank in seen:
+                err = TraceError(r.path, 16, f"rank {r.rank} is also in {seen[r.rank]}")
+                if not self.partial:
+                    err.partial = Trace(self.path, partial=True)
+                    raise err
+                self.errors.append(err)
+                continue
+            seen[r.rank] = r.path
+            yield r
 
     @functools.cached_property
     def _raw(self):
@@ -115,8 +146,12 @@ class Trace:
 
     @property
     def program_name(self):
+        return self.program_name_of(self.program_command)
+
+    @staticmethod
+    def program_name_of(cmd):
         """The program's name: its first argument, or the script an interpreter runs."""
-        cmd = self.program_command
+        cmd = list(cmd or [])
         if len(cmd) > 1 and Path(cmd[0]).name.startswith(("python", "pypy")):
             return Path(next((a for a in cmd[1:] if not a.startswith("-")), cmd[0])).name
         return Path(cmd[0]).name if cmd else "unknown"

@@ -242,15 +242,14 @@ def parse_ranks(text):
 
 def format_ranks(ranks):
     """[0, 1, 2, 3, 5] -> '0-3,5' (the model's size does not grow with np)."""
-    ranks = sorted(set(int(r) for r in ranks))
-    parts, i = [], 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        parts.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
-        i = j + 1
-    return ",".join(parts)
+    import numpy as np
+    r = np.unique(np.asarray(ranks, dtype=np.int64))
+    if not len(r):
+        return ""
+    cut = np.flatnonzero(np.diff(r) != 1) + 1
+    lo = r[np.concatenate([[0], cut])]
+    hi = r[np.concatenate([cut - 1, [len(r) - 1]])]
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in zip(lo.tolist(), hi.tolist()))
 
 
 def json_schema():
