@@ -19,4 +19,5 @@ def load_ops(path):
 def analyze(path, max_comm_gap=None, max_idle_s=None):
     """The I/O model (a dict, docs/model-format.md) of a trace or Darshan log."""
     from .phases import build_model
-    return build_model(load_ops(path), max_comm_gap=max_comm_gap, max_idle_s=max_idle_s)
+    return build_model(load_ops(path), max_comm_gap=max_comm_gap, max_idle_s=max_idle_s,
+                       consume=True)

@@ -13,12 +13,14 @@ same as one pyarrow table (OPS_SCHEMA), built on demand:
     collective  bool     (null: unknown)
     bytes       int64    bytes moved
     offset      int64    first absolute byte in the file (-1: unknown)
-    end         int64    one past the last byte (-1: unknown)
+    end         int64    one past the last byte (-1: unknown; from a trace, only
+                         for operations that are one contiguous range)
     pieces      int32    contiguous ranges the access covers (0: unknown)
     t_start     float64  seconds since time zero
     t_end       float64  when it completed (nonblocking: at its Wait/Test/_end)
     lclock      int64    communication calls the rank made before it (-1: unknown)
-    comm_size   int32    size of the communicator the file was opened on (-1: unknown)
+    comm_size   int32    size of the communicator the file was opened on (-1: unknown;
+                         from a trace, only 1 is kept: the analyzer needs no more)
     pointer     string   explicit / individual / shared / ordered (null: unknown)
     nonblocking bool     (null: unknown)
 """
@@ -38,13 +40,14 @@ OPS_SCHEMA = pa.schema([
 
 FEATURES = ("explicit_offsets", "individual_pointers", "shared_pointers", "blocking",
             "nonblocking", "collective", "independent")
-RANK_COLUMNS = ("path", "write", "routine", "collective", "bytes", "offset", "end", "pieces",
-                "t_start", "t_end", "lclock", "comm_size")
+RANK_COLUMNS = ("path", "write", "routine", "collective", "bytes", "offset", "pieces",
+                "t_start", "t_end", "lclock")
 
 
 @dataclass
 class RankOps:
-    """One rank's data operations, in call order, as numpy columns."""
+    """One rank's data operations, in call order, as numpy columns (48 bytes
+    an operation), and what the analyzer needs of its files."""
     rank: int
     path: np.ndarray        # int32 index into Ops.paths
     write: np.ndarray       # bool
@@ -52,12 +55,12 @@ class RankOps:
     collective: np.ndarray  # int8: 1, 0, -1 unknown
     bytes: np.ndarray       # int64
     offset: np.ndarray      # int64, -1 unknown
-    end: np.ndarray         # int64, -1 unknown
     pieces: np.ndarray      # int32, 0 unknown
     t_start: np.ndarray     # float64
     t_end: np.ndarray       # float64
-    lclock: np.ndarray      # int64, -1 unknown
-    comm_size: np.ndarray   # int32, -1 unknown
+    lclock: np.ndarray      # uint32 (Ops.has_clock False: unknown, zeros)
+    extent: dict            # path index -> one past the highest byte accessed (-1 unknown)
+    single: dict            # path index -> every open of it was on a one-process communicator
 
     def __len__(self):
         return len(self.write)
@@ -72,6 +75,7 @@ class Ops:
         self.run_time_s = run_time_s
         self.source = source or {}
         self.final_lclock = final_lclock
+        self.has_clock = table is None or (len(table) > 0 and pc.min(table["lclock"]).as_py() >= 0)
         if ranks is None:
             ranks, paths, routines = _split_table(table)
         self.ranks, self.paths, self.routines = ranks, paths, routines
@@ -116,17 +120,23 @@ def _split_table(table):
         "routine": routine.indices.to_numpy().astype(np.int16),
         "collective": np.where(coll.is_null().to_numpy(zero_copy_only=False), -1,
                                coll.fill_null(False).to_numpy(zero_copy_only=False)).astype(np.int8),
-        **{k: table[k].to_numpy() for k in ("bytes", "offset", "end", "t_start", "t_end", "lclock")},
+        **{k: table[k].to_numpy() for k in ("bytes", "offset", "t_start", "t_end")},
+        "lclock": np.maximum(table["lclock"].to_numpy(), 0).astype(np.uint32),
         "pieces": table["pieces"].to_numpy().astype(np.int32),
-        "comm_size": table["comm_size"].to_numpy().astype(np.int32),
     }
+    end = table["end"].to_numpy()
+    comm_size = table["comm_size"].to_numpy()
     rank = table["rank"].to_numpy()
     order = np.argsort(rank, kind="stable")
     bounds = np.searchsorted(rank[order], np.unique(rank), side="left").tolist() + [len(rank)]
     ranks = []
     for i, r in enumerate(np.unique(rank)):
         sel = order[bounds[i]:bounds[i + 1]]
-        ranks.append(RankOps(int(r), **{k: v[sel] for k, v in cols.items()}))
+        p = cols["path"][sel]
+        extent = {int(q): int(end[sel][p == q].max()) for q in np.unique(p)}
+        single = {int(q): bool((comm_size[sel][p == q] == 1).all()) for q in np.unique(p)}
+        ranks.append(RankOps(int(r), **{k: v[sel] for k, v in cols.items()},
+                             extent=extent, single=single))
     return ranks, path.dictionary.to_pylist(), routine.dictionary.to_pylist()
 
 
@@ -143,6 +153,11 @@ def _join_ranks(ops):
     nonb = pa.array([(t["nonblocking"] or t["split"]) if t else None for t in traits], pa.bool_())
     rid = pa.array(cat["routine"].astype(np.int32))
     coll = cat["collective"].astype(np.int8)
+    # per operation here: its end when it is one contiguous range, and the
+    # communicator size as far as the analyzer kept it (1, else -1: unknown)
+    end = np.where((cat["offset"] >= 0) & (cat["pieces"] == 1), cat["offset"] + cat["bytes"], -1)
+    single = np.concatenate([np.array([r.single.get(int(q), False) for q in r.path], bool)
+                             for r in ops.ranks]) if ops.ranks else np.zeros(0, bool)
     return pa.table({
         "rank": pa.array(rank, pa.int32()),
         "path": pa.DictionaryArray.from_arrays(pa.array(cat["path"].astype(np.int32)),
@@ -153,15 +168,26 @@ def _join_ranks(ops):
         "collective": pa.array(coll == 1, mask=coll < 0),
         "bytes": pa.array(cat["bytes"].astype(np.int64)),
         "offset": pa.array(cat["offset"].astype(np.int64)),
-        "end": pa.array(cat["end"].astype(np.int64)),
+        "end": pa.array(end.astype(np.int64)),
         "pieces": pa.array(cat["pieces"].astype(np.int32)),
         "t_start": pa.array(cat["t_start"].astype(np.float64)),
         "t_end": pa.array(cat["t_end"].astype(np.float64)),
-        "lclock": pa.array(cat["lclock"].astype(np.int64)),
-        "comm_size": pa.array(cat["comm_size"].astype(np.int32)),
+        "lclock": pa.array(cat["lclock"].astype(np.int64) if ops.has_clock
+                           else np.full(len(rank), -1, np.int64)),
+        "comm_size": pa.array(np.where(single, 1, -1).astype(np.int32)),
         "pointer": pc.take(ptr, rid),
         "nonblocking": pc.take(nonb, rid),
     }, schema=OPS_SCHEMA)
+
+
+def _extents(path, end):
+    """path index -> the highest end among the operations on it."""
+    if not len(path):
+        return {}
+    u, inv = np.unique(path, return_inverse=True)
+    m = np.full(len(u), -1, np.int64)
+    np.maximum.at(m, inv, end)
+    return dict(zip(u.tolist(), m.tolist()))
 
 
 def _trait_arrays(routines):
@@ -216,7 +242,10 @@ def ops_from_trace(trace, name=None, command=None):
                 pindex[o["path"]] = len(paths)
                 paths.append(o["path"])
         path_of_open = np.array([pindex[o["path"]] for o in r.opens] + [-1], np.int32)
-        size_of_open = np.array([o["comm_size"] for o in r.opens] + [-1], np.int32)
+        single = {}
+        for o in r.opens:
+            q = pindex[o["path"]]
+            single[q] = single.get(q, True) and o["comm_size"] == 1
         oid = l.open_idx[sel]
         nonblocking = np.isfinite(l.t_complete[sel])
         t_end = np.where(nonblocking, l.t_complete[sel], r.t_end[sel])
@@ -225,9 +254,9 @@ def ops_from_trace(trace, name=None, command=None):
         ro = RankOps(
             rank=r.rank, path=path_of_open[oid], write=is_write[rid],
             routine=rid.astype(np.int16), collective=coll.astype(np.int8),
-            bytes=l.nbytes[sel], offset=abs_off[sel], end=abs_end[sel], pieces=pieces[sel],
-            t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.int64),
-            comm_size=size_of_open[oid])
+            bytes=l.nbytes[sel], offset=abs_off[sel], pieces=pieces[sel],
+            t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.uint32),
+            extent=_extents(path_of_open[oid], abs_end[sel]), single=single)
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):
@@ -265,7 +294,9 @@ def ops_from_trace(trace, name=None, command=None):
             else:
                 _, offs, lens = map_through_view([start], [o.nbytes], *o.view)
                 off, end, npieces = int(offs[0]), int((offs + lens).max()), len(offs)
-            ro.offset[o.op_index], ro.end[o.op_index], ro.pieces[o.op_index] = off, end, npieces
+            ro.offset[o.op_index], ro.pieces[o.op_index] = off, npieces
+            q = int(ro.path[o.op_index])
+            ro.extent[q] = max(ro.extent.get(q, -1), end)
     ranks.sort(key=lambda r: r.rank)
     return Ops(None, name or trace.program_name_of(first_command),
                command or list(first_command or []), nranks, hosts, run_time,

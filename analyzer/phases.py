@@ -35,10 +35,10 @@ def file_groups(ops):
     and joins the other unique paths with the same name but for digits."""
     seen = {}                                    # path -> (ranks, all comm sizes 1)
     for r in ops.ranks:
-        for p in np.unique(r.path):
-            single = bool((r.comm_size[r.path == p] == 1).all())
-            ranks, ones = seen.get(int(p), (set(), True))
-            seen[int(p)] = (ranks | {r.rank}, ones and single)
+        for p, single in r.single.items():
+            if p in r.extent:                    # opened and accessed
+                ranks, ones = seen.get(p, (set(), True))
+                seen[p] = (ranks | {r.rank}, ones and single)
     groups, gid = [], {}
     of_path = np.zeros(max(len(ops.paths), 1), np.int64)
     for i in sorted(seen, key=lambda i: ops.paths[i]):
@@ -80,7 +80,7 @@ def _gaps(r, clock):
     """Communication calls (or idle seconds) between consecutive operations."""
     if clock:
         g = np.zeros(len(r), np.int64)
-        g[1:] = (r.lclock[1:] - r.lclock[:-1]) % 2**32
+        g[1:] = r.lclock[1:] - r.lclock[:-1]        # uint32: wraps as the clock does
         return g
     g = np.zeros(len(r))
     g[1:] = np.maximum(r.t_start[1:] - r.t_end[:-1], 0)
@@ -121,7 +121,7 @@ def consensus(ops, groups_of_ranks, joins, splits):
     nroutines = len(ops.routines) + 1
     votes, flags, lens = [], [], []
     for r, g, join, split in zip(ops.ranks, groups_of_ranks, joins, splits):
-        key = (g * 2 + r.write) * nroutines + r.routine
+        key = (g.astype(np.int64) * 2 + r.write) * nroutines + r.routine
         order = np.argsort(key, kind="stable")
         ks = key[order]
         new = np.ones(len(r), bool)
@@ -149,24 +149,35 @@ def _all(flags, starts):
         np.zeros(0, bool)
 
 
-BURST_FIELDS = ("rank", "group", "write", "routine", "collective", "bytes", "t0", "t1", "lc0",
-                "lc1", "comm_between", "noncontig", "offset0", "known", "iop", "rep", "rs",
-                "first_size", "contiguous", "stride", "const_stride")
+# What a burst keeps (about 90 bytes): the bursts of a large trace are as
+# many as half its operations.
+BURST_DTYPES = {
+    "rank": np.int32, "group": np.int32, "write": np.bool_, "routine": np.int16,
+    "collective": np.int8, "bytes": np.int64, "t0": np.float64, "t1": np.float64,
+    "lc0": np.int64, "comm_between": np.uint32, "noncontig": np.bool_, "offset0": np.int64,
+    "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
+    "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
+    "gap_s": np.float64, "gap_comm": np.int64,
+}
+BURST_FIELDS = tuple(BURST_DTYPES)
 
 
-def rank_bursts(r, group, same, gap):
+def rank_bursts(r, group, same, gap, clock, nroutines):
     """Step 2 on one rank: its bursts as arrays (BURST_FIELDS), and the
-    request sizes of its bursts of several sizes ({index: tuple})."""
+    request sizes of its bursts of several sizes ({index: tuple}).  `key` is
+    (file group, operation, routine) and `k` the burst's place among the
+    rank's bursts with that key (step 3 joins the k-th ones of every rank)."""
     n = len(r)
     starts = np.flatnonzero(~same)
     length = np.diff(np.append(starts, n))
     size, off = r.bytes, r.offset
     last = starts + length - 1
     b = {
-        "rank": np.full(len(starts), r.rank, np.int64), "group": group[starts],
+        "rank": np.full(len(starts), r.rank, np.int32), "group": group[starts].astype(np.int32),
         "write": r.write[starts], "routine": r.routine[starts], "collective": r.collective[starts],
         "bytes": np.add.reduceat(size, starts), "t0": np.minimum.reduceat(r.t_start, starts),
-        "t1": np.maximum.reduceat(r.t_end, starts), "lc0": r.lclock[starts], "lc1": r.lclock[last],
+        "t1": np.maximum.reduceat(r.t_end, starts),
+        "lc0": r.lclock[starts].astype(np.int64) if clock else np.full(len(starts), -1),
         "comm_between": np.maximum.reduceat(np.where(same, gap, 0), starts).astype(np.int64)
         if np.issubdtype(gap.dtype, np.integer) else np.zeros(len(starts), np.int64),
         "noncontig": np.maximum.reduceat(r.pieces, starts) > 1, "offset0": off[starts],
@@ -175,7 +186,7 @@ def rank_bursts(r, group, same, gap):
     # the pattern: the shortest exact period of the request sizes
     first = size[starts]
     uniform = _all(size == np.repeat(first, length), starts)
-    iop = np.ones(len(starts), np.int64)
+    iop = np.ones(len(starts), np.int32)
     mixed = {}
     for k in np.flatnonzero(~uniform):       # bursts of several sizes: few, a loop is fine
         s = size[starts[k]: starts[k] + length[k]]
@@ -184,8 +195,7 @@ def rank_bursts(r, group, same, gap):
         iop[k] = p
         mixed[int(k)] = tuple(int(x) for x in s[:p])
     rep = length // iop
-    b.update(iop=iop, rep=rep, first_size=first,
-             rs=np.where(iop == 1, first, b["bytes"] // np.maximum(rep, 1)))
+    b.update(iop=iop, rep=rep, first_size=first)
     # offsets: contiguous runs, constant stride between repetitions
     d = np.zeros(n, np.int64)
     d[1:] = off[1:] - off[:-1]
@@ -201,6 +211,20 @@ def rank_bursts(r, group, same, gap):
         b["const_stride"][k] = len(dd) == 0 or bool((dd == dd[0]).all())
         b["stride"][k] = int(dd[0]) if len(dd) else 0
         b["contiguous"][k] = bool((np.diff(o) == size[starts[k]: starts[k] + length[k] - 1]).all())
+    b["mode"] = modes(b)
+    del b["contiguous"]
+    key = (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    new = np.ones(len(key), bool)
+    new[1:] = ks[1:] != ks[:-1]
+    k = np.empty(len(key), np.int64)
+    k[order] = np.arange(len(key)) - np.maximum.accumulate(np.where(new, np.arange(len(key)), 0))
+    b["k"] = k
+    # since the rank's previous burst ended (or time zero)
+    b["gap_s"] = b["t0"] - np.r_[0.0, b["t1"][:-1]]
+    lc1 = r.lclock[last].astype(np.int64)
+    b["gap_comm"] = (b["lc0"] - np.r_[0, lc1[:-1]]) % 2**32 if clock else np.full(len(key), -1)
     return b, mixed
 
 
@@ -213,34 +237,63 @@ def modes(b):
 
 # --------------------------------------------------------------- the model
 
-def build_model(ops, max_comm_gap=None, max_idle_s=None):
-    """The I/O model (a dict in the docs/model-format.md format) of an Ops."""
+def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
+    """The I/O model (a dict in the docs/model-format.md format) of an Ops.
+    With consume, each rank's operations are dropped once reduced to bursts
+    (the Ops is spent), which halves the memory a large trace needs."""
     of_path, groups = file_groups(ops)
-    clock = len(ops) > 0 and all((r.lclock >= 0).all() for r in ops.ranks)
-    grp = [of_path[r.path] for r in ops.ranks]
-    joins = [_joinable(r, g) for r, g in zip(ops.ranks, grp)]
-    gaps = [_gaps(r, clock) for r in ops.ranks]
-    values = np.unique(np.concatenate([np.unique(g[j]) for g, j in zip(gaps, joins)] or [[]]))
-    threshold, rule = choose_threshold(values, clock, max_comm_gap, max_idle_s)
-    splits = [g > threshold for g in gaps]
-    if not clock and ops.ranks:
-        splits = consensus(ops, grp, joins, splits)
-    parts, mixed, base = [], {}, 0
-    for r, g, j, s, gap in zip(ops.ranks, grp, joins, splits, gaps):
-        if not len(r):
-            continue
-        b, m = rank_bursts(r, g, j & ~s, gap)
-        mixed.update({base + k: v for k, v in m.items()})
-        base += len(b["rank"])
-        parts.append(b)
-    del joins, gaps, splits
-    bursts = {k: np.concatenate([p[k] for p in parts]) for k in BURST_FIELDS} if parts else \
-        {k: np.zeros(0, np.int64) for k in BURST_FIELDS}
+    features = ops.features()
+    extent, nprocs = _file_stats(ops, of_path, len(groups))
+    clock = len(ops) > 0 and ops.has_clock
+    of_path = of_path.astype(np.int32)
+
+    def prepare(r):
+        g = of_path[r.path]
+        return g, _joinable(r, g), _gaps(r, clock)
+
+    # pass 1: the distinct gaps of joinable pairs, for the threshold
+    values = set()
+    for r in ops.ranks:
+        _, j, gap = prepare(r)
+        values.update(np.unique(gap[j]).tolist())
+    threshold, rule = choose_threshold(np.array(sorted(values)), clock, max_comm_gap, max_idle_s)
+    votes = None
+    if not clock and ops.ranks:   # idle time: the processes vote (small inputs: Darshan logs)
+        prep = [prepare(r) for r in ops.ranks]
+        votes = consensus(ops, [x[0] for x in prep], [x[1] for x in prep],
+                          [x[2] > threshold for x in prep])
+        del prep
+    # pass 2: bursts, a rank at a time, into arrays sized for the worst case
+    # (one burst an operation): pages never written are never resident
+    total = len(ops)
+    bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
+    mixed, base = {}, 0
+    for i in range(len(ops.ranks)):
+        r = ops.ranks[i]
+        if len(r):
+            g, j, gap = prepare(r)
+            split = votes[i] if votes is not None else gap > threshold
+            b, m = rank_bursts(r, g, j & ~split, gap, clock, len(ops.routines))
+            n = len(b["rank"])
+            for f in BURST_FIELDS:
+                bursts[f][base:base + n] = b[f]
+            mixed.update({base + k: v for k, v in m.items()})
+            base += n
+        if consume:
+            ops.ranks[i] = None
+            if i % 256 == 255:
+                _release_freed_memory()
+    if consume:
+        _release_freed_memory()
+    bursts = {f: a[:base] for f, a in bursts.items()}
+    bursts["mixed"] = np.zeros(base, bool)
+    bursts["mixed"][list(mixed)] = True
     phases, order = _phases(ops, bursts, mixed)
-    files = _files(ops, groups, phases, of_path)
+    del bursts
+    files = _files(groups, phases, extent, nprocs)
     model = {
         "format": FORMAT, "version": VERSION,
-        "application": _application(ops, phases),
+        "application": _application(ops, phases, features),
         "source": dict(ops.source),
         "analysis": {
             "max_comm_gap": threshold if clock else None,
@@ -261,32 +314,72 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None):
 
 
 def _phases(ops, b, mixed):
-    """Step 3: the k-th burst of each process with the same file, operation
-    and routine are one phase."""
+    """Step 3: the k-th bursts with one key (file group, operation, routine)
+    of all processes are one phase.  Its numbers are per-phase reductions of
+    the bursts sorted by phase (numpy); only phases whose processes differ
+    are looked at burst by burst."""
     nb = len(b["rank"])
-    key = (b["group"] * 2 + b["write"]) * (len(ops.routines) + 1) + b["routine"]
-    order = np.lexsort((np.arange(nb), key, b["rank"]))
-    k = np.zeros(nb, np.int64)
-    if nb:
-        ks, kr = key[order], b["rank"][order]
-        new = np.ones(nb, bool)
-        new[1:] = (ks[1:] != ks[:-1]) | (kr[1:] != kr[:-1])
-        run_start = np.maximum.accumulate(np.where(new, np.arange(nb), 0))
-        k[order] = np.arange(nb) - run_start
-    _, phase_of = np.unique(key * (int(k.max(initial=0)) + 1) + k, return_inverse=True)
-    mode = modes(b)
-    # gaps: since the rank's previous burst ended (or time zero)
-    prev = np.zeros(nb, bool)
-    prev[1:] = b["rank"][1:] == b["rank"][:-1]
-    gap_s = b["t0"] - np.where(prev, np.roll(b["t1"], 1), 0.0)
-    clock = bool((b["lc0"] >= 0).all())
-    gap_comm = (b["lc0"] - np.where(prev, np.roll(b["lc1"], 1), 0)) % 2**32 if clock else None
-    members = np.argsort(phase_of, kind="stable")   # by phase, then rank (bursts are by rank)
-    cuts = np.flatnonzero(np.diff(phase_of[members])) + 1
-    out = [_phase(ops, b, sel, mode, mixed, gap_s, gap_comm)
-           for sel in (np.split(members, cuts) if nb else [])]
+    if not nb:
+        return [], []
+    key = (b["group"].astype(np.int64) * 2 + b["write"]) * (len(ops.routines) + 1) + b["routine"]
+    pkey = key * (int(b["k"].max()) + 1) + b["k"]
+    del key
+    order = np.argsort(pkey, kind="stable")          # by phase, then by rank
+    sk = pkey[order]
+    head = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+    del pkey, sk
+    nph = len(head)
+    count = np.diff(np.r_[head, nb])
+    phase_sorted = np.repeat(np.arange(nph), count)
+    phase_of = np.empty(nb, np.int64)
+    phase_of[order] = phase_sorted
+
+    def s(f):
+        return b[f][order]
+
+    def lo(x):
+        return np.minimum.reduceat(x, head)
+
+    def hi(x):
+        return np.maximum.reduceat(x, head)
+
+    rank = s("rank")
+    agg = {
+        "count": count, "rank_lo": lo(rank), "rank_hi": hi(rank),
+        "weight": np.add.reduceat(s("bytes"), head),
+        "t0": lo(s("t0")), "t1": hi(s("t1")), "lc0": lo(s("lc0")),
+        "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
+        "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
+        "noncontig": hi(s("noncontig").astype(np.int8)) == 1,
+        "coll_lo": lo(s("collective")), "coll_hi": hi(s("collective")),
+        "first": lo(s("offset0")),
+    }
+    fs, rep = s("first_size"), s("rep")
+    agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
+    # first offsets affine in the rank: every difference inside a phase equals its first
+    off0 = s("offset0")
+    d = np.r_[0, np.diff(off0)]
+    dfirst = d[np.minimum(head + 1, nb - 1)]
+    inside = np.ones(nb, bool)
+    inside[head] = False
+    agg["affine"] = (lo((~inside | (d == dfirst[phase_sorted])).astype(np.int8)) == 1) & (count > 1)
+    agg["per_rank"] = dfirst
+    # stride between repetitions: the same in every burst that repeats
+    multi = rep > 1
+    stride = s("stride")
+    big = np.iinfo(np.int64).max
+    agg["stride_lo"] = lo(np.where(multi, stride, big))
+    agg["stride_hi"] = hi(np.where(multi, stride, -big))
+    agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
+    del d, inside, stride, multi, off0
+    cols = {k: v.tolist() for k, v in agg.items()}
+    groups = {g: b[g][order[head]].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
+    out = []
+    for p in range(nph):
+        sel = order[head[p]: head[p] + count[p]]
+        out.append(_phase(ops, b, p, sel, cols, groups, mixed))
     # number the phases: in the order every process met them, then by first start
-    edges = _order_edges(b, phase_of, len(out))
+    edges = _order_edges(b, phase_of, nph)
     position = _phase_order(out, edges)
     for i, p in enumerate(out):
         p["id"] = position[i] + 1
@@ -320,81 +413,88 @@ def _phase_order(phases, edges):
     return {i: pos for pos, i in enumerate(seq)}
 
 
-def _phase(ops, b, sel, mode, mixed, gap_s, gap_comm):
-    ranks = b["rank"][sel]
-    npr = len(sel)
-    weight = int(b["bytes"][sel].sum())
-    rep_all = b["rep"][sel]
-    simple = not any(int(i) in mixed for i in sel)
-    if simple and (b["first_size"][sel] == b["first_size"][sel[0]]).all() and \
-            (rep_all == rep_all[0]).all():
-        uniform, rep, sizes = True, int(rep_all[0]), [int(b["first_size"][sel[0]])]
+def _phase(ops, b, p, sel, c, g, mixed):
+    """One phase's entry from its aggregates `c` (lists by phase) and, when
+    its processes differ, from its bursts `sel`."""
+    npr = c["count"][p]
+    weight = c["weight"][p]
+    lo_rank, hi_rank = c["rank_lo"][p], c["rank_hi"][p]
+    ranks = (f"{lo_rank}" if npr == 1 else f"{lo_rank}-{hi_rank}") if hi_rank - lo_rank + 1 == npr \
+        else format_ranks(b["rank"][sel])
+    if c["uniform"][p]:
+        uniform, rep, sizes = True, g["rep"][p], [g["first_size"][p]]
+        rs = rs_min = rs_max = sizes[0]
     else:                                    # processes differ: group them by pattern
         sig = [(mixed.get(int(i), (int(b["first_size"][i]),)), int(b["rep"][i])) for i in sel]
         uniform = all(x == sig[0] for x in sig)
         rep = sig[0][1] if len({r for _, r in sig}) == 1 else 1
         sizes = list(sig[0][0]) * (sig[0][1] // rep)   # the lowest rank's stand for the phase
-    if uniform:
-        rs = sum(sizes)
-        rs_min = rs_max = rs
-    else:
-        per_rank = [sum(s) * (r // rep) for s, r in sig]
-        rs, rs_min, rs_max = sum(per_rank) // npr, min(per_rank), max(per_rank)
-    routine = ops.routines[b["routine"][sel[0]]] or None
-    coll = np.unique(b["collective"][sel])
+        per = [sum(x) * (r // rep) for x, r in sig]
+        rs, rs_min, rs_max = (sum(per) // npr, min(per), max(per)) if not uniform else \
+            (sum(sizes), sum(sizes), sum(sizes))
+    cl, ch = c["coll_lo"][p], c["coll_hi"][p]
     phase = {
-        "id": 0, "file": int(b["group"][sel[0]]),
-        "operation": "write" if b["write"][sel[0]] else "read", "routine": routine,
-        "collective": None if len(coll) != 1 or coll[0] < 0 else bool(coll[0]),
-        "np": npr, "ranks": format_ranks(ranks), "iop": len(sizes), "request_sizes": sizes,
+        "id": 0, "file": g["group"][p], "operation": "write" if g["write"][p] else "read",
+        "routine": ops.routines[g["routine"][p]] or None,
+        "collective": None if cl != ch or cl < 0 else bool(cl),
+        "np": npr, "ranks": ranks, "iop": len(sizes), "request_sizes": sizes,
         "rs": int(rs), "rs_min": int(rs_min), "rs_max": int(rs_max),
     }
     if not uniform:
         grp = {}
-        for i, (s, r) in zip(ranks, sig):
-            grp.setdefault((s, r), []).append(int(i))
-        phase["rs_groups"] = [{"ranks": format_ranks(rk), "rs": int(sum(s) * (r // rep)),
-                               "request_sizes": list(s) * (r // rep)}
-                              for (s, r), rk in sorted(grp.items(), key=lambda x: x[1][0])]
-    known = bool(b["known"][sel].all())
-    firsts = b["offset0"][sel]
-    per_rank = None
-    if known and npr > 1:
-        d = np.diff(firsts)
-        per_rank = int(d[0]) if (d == d[0]).all() else None
-    multi = rep_all > 1
-    strides = b["stride"][sel][multi]
-    stride = int(strides[0]) if known and len(strides) and b["const_stride"][sel].all() and \
-        (strides == strides[0]).all() else None
-    offsets = {"first": int(firsts.min()) if known else None, "per_rank": per_rank,
-               "stride": stride, "contiguous": bool(not b["noncontig"][sel].any()) if known else None}
+        for i, (x, r) in zip(b["rank"][sel].tolist(), sig):
+            grp.setdefault((x, r), []).append(i)
+        phase["rs_groups"] = [{"ranks": format_ranks(rk), "rs": int(sum(x) * (r // rep)),
+                               "request_sizes": list(x) * (r // rep)}
+                              for (x, r), rk in sorted(grp.items(), key=lambda kv: kv[1][0])]
+    known = c["known"][p]
+    per_rank = c["per_rank"][p] if known and c["affine"][p] else None
+    stride = c["stride_lo"][p] if known and c["const"][p] and \
+        c["stride_lo"][p] == c["stride_hi"][p] else None
+    offsets = {"first": c["first"][p] if known else None, "per_rank": per_rank, "stride": stride,
+               "contiguous": (not c["noncontig"][p]) if known else None}
     if known and npr > 1 and per_rank is None:
+        firsts = b["offset0"][sel]
         offsets["starts"] = (firsts - firsts.min()).tolist()
-    t0, t1 = float(b["t0"][sel].min()), float(b["t1"][sel].max())
-    lc0 = b["lc0"][sel]
-    clock = bool((lc0 >= 0).all())
+    t0, t1 = c["t0"][p], c["t1"][p]
+    clock = c["lc0"][p] >= 0
     phase.update({
-        "rep": int(rep), "weight": weight,
-        "access_mode": MODES[int(mode[sel].max())] if known else "sequential",
+        "rep": int(rep), "weight": int(weight),
+        "access_mode": MODES[c["mode"][p]] if known else "sequential",
         "offsets": offsets,
-        "logical_time": {"first": int(lc0.min()) if clock else None,
-                         "comm_between": int(b["comm_between"][sel].max()) if clock else None},
+        "logical_time": {"first": c["lc0"][p] if clock else None,
+                         "comm_between": c["comm_between"][p] if clock else None},
         "start_s": t0, "end_s": t1, "duration_s": max(t1 - t0, 0.0),
         "bandwidth_Bps": weight / (t1 - t0) if t1 > t0 else None,
-        "gap_s": float(gap_s[sel].min()),
-        "gap_comm": int(gap_comm[sel].min()) if gap_comm is not None else None,
+        "gap_s": c["gap_s"][p],
+        "gap_comm": c["gap_comm"][p] if c["gap_comm"][p] >= 0 else None,
     })
     return phase
 
 
-def _files(ops, groups, phases, of_path):
-    ng = len(groups)
+def _release_freed_memory():
+    """Give the heap freed by the spent operations back to the system: they
+    were many small arrays, and the bursts' large arrays cannot reuse it."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _file_stats(ops, of_path, ng):
+    """Per file group: the highest byte accessed + 1, and the processes that accessed it."""
     extent = np.full(ng, -1, np.int64)
     nprocs = np.zeros(ng, np.int64)
     for r in ops.ranks:
-        g = of_path[r.path]
-        np.maximum.at(extent, g, np.where(r.offset >= 0, r.end, -1))
-        nprocs[np.unique(g)] += 1
+        for p, e in r.extent.items():
+            extent[of_path[p]] = max(extent[of_path[p]], e)
+        if r.extent:
+            nprocs[np.unique(of_path[list(r.extent)])] += 1
+    return extent, nprocs
+
+
+def _files(groups, phases, extent, nprocs):
     files = []
     for gid, g in enumerate(groups):
         ph = [p for p in phases if p["file"] == gid]
@@ -416,7 +516,7 @@ def _files(ops, groups, phases, of_path):
     return files
 
 
-def _application(ops, phases):
+def _application(ops, phases, features):
     spans = sorted((p["start_s"], p["end_s"]) for p in phases)
     io_time, cur = 0.0, None
     for s, e in spans:  # union of the phases' intervals
@@ -431,5 +531,5 @@ def _application(ops, phases):
     return {
         "name": ops.name, "command": list(ops.command), "np": int(ops.np),
         "hosts": dict(ops.hosts), "run_time_s": ops.run_time_s,
-        "io_time_s": io_time if phases else 0.0, "features": ops.features(),
+        "io_time_s": io_time if phases else 0.0, "features": features,
     }

@@ -23,9 +23,23 @@ def load_model(path):
         raise ModelError(f"{path}: {e}") from None
 
 
-def save_model(model, path):
-    validate(model)
-    Path(path).write_text(json.dumps(model, indent=1) + "\n")
+def save_model(model, path, check=True):
+    """Write a model (validated first, unless the caller just built it validated)."""
+    if check:
+        validate(model)
+    Path(path).write_text(dumps(model))
+
+
+def dumps(model):
+    """The model as JSON text: one line per top-level field, per file and per
+    phase, so that a model reads like its phase table and writes fast."""
+    def block(items):
+        return "[\n" + ",\n".join("  " + json.dumps(x) for x in items) + "\n ]" if items else "[]"
+    lines = []
+    for k, v in model.items():
+        text = block(v) if k in ("files", "phases") else json.dumps(v)
+        lines.append(f" {json.dumps(k)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def order_graph(model):

@@ -4,6 +4,8 @@ The schema is a JSON Schema subset (type, enum, required, properties, items,
 minimum, const) kept as data; `validate` walks it and reports the first
 problem as one ModelError naming the field ("phases[3].rep: ...").
 """
+import re
+
 FORMAT = "iomodel-model"
 VERSION = 1
 
@@ -143,43 +145,46 @@ def _describe(schema):
     return f"{article} {t}"
 
 
-def _check(value, schema, where):
-    """None if value fits schema, else the problem."""
+def _where(path):
+    """('phases', 3, 'rep') -> 'phases[3].rep'."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _check(value, schema, path):
+    """None if value fits schema, else the problem.  The path to the field is
+    a tuple, turned into text only for the message."""
     if "anyOf" in schema:
-        if any(_check(value, s, where) is None for s in schema["anyOf"]):
+        if any(_check(value, s, path) is None for s in schema["anyOf"]):
             return None
-        return f"{where}: expected {_describe(schema)}, got {value!r}"
-    if "const" in schema and value != schema["const"]:
-        return f"{where}: expected {_describe(schema)}, got {value!r}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{where}: expected {_describe(schema)}, got {value!r}"
+        return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
+    if ("const" in schema and value != schema["const"]) or \
+            ("enum" in schema and value not in schema["enum"]):
+        return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
     t = schema.get("type")
-    if t and not _type_ok(value, t):
-        return f"{where}: expected {_describe(schema)}, got {value!r}"
-    if "minimum" in schema and value < schema["minimum"]:
-        return f"{where}: expected {_describe(schema)}, got {value!r}"
-    if schema.get("pattern") == "ranks":
-        try:
-            parse_ranks(value)
-        except ValueError:
-            return f"{where}: expected {_describe(schema)}, got {value!r}"
+    if t and not _type_ok(value, t) or ("minimum" in schema and value < schema["minimum"]) or \
+            (schema.get("pattern") == "ranks" and count_ranks(value) is None):
+        return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
     if t == "object":
-        for k in schema.get("required", []):
+        for k in schema.get("required", ()):
             if k not in value:
-                return f"{where + '.' if where else ''}{k}: missing"
+                return f"{_where(path + (k,))}: missing"
         for k, sub in schema.get("properties", {}).items():
             if k in value:
-                err = _check(value[k], sub, f"{where + '.' if where else ''}{k}")
+                err = _check(value[k], sub, path + (k,))
                 if err:
                     return err
         if "values" in schema:
             for k, v in value.items():
-                err = _check(v, schema["values"], f"{where}.{k}")
+                err = _check(v, schema["values"], path + (k,))
                 if err:
                     return err
-    if t == "array" and "items" in schema:
+    elif t == "array" and "items" in schema:
+        items = schema["items"]
         for i, v in enumerate(value):
-            err = _check(v, schema["items"], f"{where}[{i}]")
+            err = _check(v, items, path + (i,))
             if err:
                 return err
     return None
@@ -192,7 +197,7 @@ def validate(model):
     if model.get("format") == FORMAT and model.get("version") not in (None, VERSION):
         raise ModelError(f"version: this iomodel reads model format {VERSION}, "
                          f"the file is version {model.get('version')!r}")
-    err = _check(model, SCHEMA, "")
+    err = _check(model, SCHEMA, ())
     if err:
         raise ModelError(err)
     nfiles = len(model["files"])
@@ -207,11 +212,11 @@ def validate(model):
         w = f"phases[{i}]"
         if p["file"] >= nfiles:
             raise ModelError(f"{w}.file: no file with id {p['file']} ({nfiles} files)")
-        ranks = parse_ranks(p["ranks"])
-        if len(ranks) != p["np"]:
-            raise ModelError(f"{w}.np: {p['np']}, but ranks {p['ranks']!r} lists {len(ranks)}")
-        if ranks and ranks[-1] >= np_:
-            raise ModelError(f"{w}.ranks: rank {ranks[-1]} but the application has {np_} processes")
+        count, last = count_ranks(p["ranks"])
+        if count != p["np"]:
+            raise ModelError(f"{w}.np: {p['np']}, but ranks {p['ranks']!r} lists {count}")
+        if last >= np_:
+            raise ModelError(f"{w}.ranks: rank {last} but the application has {np_} processes")
         if len(p["request_sizes"]) != p["iop"]:
             raise ModelError(f"{w}.request_sizes: {len(p['request_sizes'])} sizes for iop {p['iop']}")
         if "rs_groups" not in p and p["weight"] != p["np"] * p["rs"] * p["rep"]:
@@ -222,6 +227,28 @@ def validate(model):
             if len(pair) != 2 or not all(1 <= x <= len(ids) for x in pair):
                 raise ModelError(f"{key}[{j}]: expected [id, id] of existing phases, got {pair!r}")
     return model
+
+
+_RANGES = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def count_ranks(text):
+    """'0-3,5' -> (5, 5): how many ranks and the last; None if malformed.
+    Checks what parse_ranks does without listing the ranks."""
+    if not isinstance(text, str) or not text:
+        return None
+    count, last = 0, -1
+    for part in text.split(","):
+        m = _RANGES.fullmatch(part)
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if lo <= last or hi < lo:
+            return None
+        count += hi - lo + 1
+        last = hi
+    return count, last
 
 
 def parse_ranks(text):
