@@ -130,7 +130,7 @@ def cmd_analyze(args):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):
         print(f"iomodel: note: inferred: {line}", file=sys.stderr)
-    save_model(model, args.output)
+    save_model(model, args.output, check=False)  # build_model validated it
     if not args.quiet:
         print(text(model))
         print(f"\nmodel written to {args.output}")
