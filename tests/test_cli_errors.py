@@ -1,0 +1,82 @@
+"""Bad input to `iomodel analyze`, `show` and `plot`: one clear line naming the
+file and the problem, exit code 2, no traceback."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+IOMODEL = [sys.executable, "-m", "iomodel"]
+
+
+def run(*args):
+    return subprocess.run(IOMODEL + [str(a) for a in args], capture_output=True, text=True)
+
+
+def one_error(proc, *words):
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("iomodel: error: "), proc.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def test_analyze_missing_input(tmp_path):
+    one_error(run("analyze", tmp_path / "nothing", "-o", tmp_path / "m.json"),
+              str(tmp_path / "nothing"), "no such trace directory")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_analyze_damaged_trace_names_file_and_byte(traced, tmp_path):
+    run_ = traced("basic_c", 4)
+    victim = run_.trace_dir / "rank-000001.iot"
+    data = victim.read_bytes()
+    victim.write_bytes(data[:len(data) - 10])        # cut inside the end chunk
+    proc = run("analyze", run_.trace_dir, "-o", tmp_path / "m.json")
+    one_error(proc, str(victim), "at byte", "truncated")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_show_not_json(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "iomodel-model",\n  "version": 1,,}')
+    one_error(run("show", bad), str(bad), "not JSON", "line 2")
+
+
+def test_show_and_plot_name_the_bad_field(tmp_path):
+    model = json.loads((ROOT / "models" / "examples" / "btio-B-4.json").read_text())
+    model["phases"][3]["rep"] = 0
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(model))
+    one_error(run("show", bad), str(bad), "phases[3].rep", "expected an integer >= 1, got 0")
+    one_error(run("plot", bad, "-o", tmp_path / "f.png"), "phases[3].rep")
+    del model["files"]
+    bad.write_text(json.dumps(model))
+    one_error(run("show", "--json", bad), "files: missing")
+
+
+def test_a_newer_model_version_is_refused(tmp_path):
+    model = json.loads((ROOT / "models" / "examples" / "s3d-200-8.json").read_text())
+    model["version"] = 2
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(model))
+    one_error(run("show", bad), "version", "format 1")
+
+
+def test_plot_draws_a_png(traced, tmp_path):
+    pytest.importorskip("matplotlib")
+    run_ = traced("ior_like", 4, "segmented")
+    model = tmp_path / "m.json"
+    assert run("analyze", run_.trace_dir, "-o", model, "-q").returncode == 0
+    for extra in ([], ["--from-model"], ["--logical"]):
+        out = tmp_path / f"fig{len(extra)}{''.join(extra)}.png"
+        proc = run("plot", model, "-o", out, *extra)
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10000
+    shutil.rmtree(run_.trace_dir)                     # the trace is gone: the phases are drawn
+    proc = run("plot", model, "-o", tmp_path / "g.png")
+    assert proc.returncode == 0 and "the model phases" in proc.stderr
