@@ -12,6 +12,7 @@ figure of Tables V and VIII fits (class C's 13,604,889,600 B is 12.67 GiB, print
 see test_tables_gb_is_1000_mib_not_gib).
 """
 import json
+from pathlib import Path
 from decimal import Decimal
 from fractions import Fraction
 from math import floor, isqrt
@@ -291,3 +292,15 @@ def test_corrupted_copies_name_the_field(tmp_path, name, change, message):
         load_model(path)
     assert str(path) in str(e.value)
 
+
+
+def test_order_graph_is_a_networkx_digraph_following_the_phases():
+    import networkx as nx
+    from iomodel.models import order_graph
+    m = load_model(Path(__file__).resolve().parents[1] / "models" / "examples" / "btio-B-9.json")
+    g = order_graph(m)
+    assert isinstance(g, nx.DiGraph) and g.number_of_nodes() == 41
+    # the 40 writes then the read-back: one path 1 -> 2 -> ... -> 41
+    assert list(nx.topological_sort(g)) == list(range(1, 42))
+    assert sorted(g.edges()) == [(i, i + 1) for i in range(1, 41)]
+    assert g.nodes[41]["rep"] == 40 and g.nodes[1]["operation"] == "write"
