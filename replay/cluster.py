@@ -33,6 +33,7 @@ OPERATIONS = ("write", "read")
 ACCESS_TYPES = ("shared", "unique")
 MiB = 1 << 20
 GiB = 1 << 30
+GB = 10 ** 9
 
 # Binary units throughout (the paper's MB is MiB): K, KB, KiB are all 2^10.
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -71,9 +72,9 @@ class Cluster:
     data_servers: int
     metadata_servers: int
     temporal_device: object          # str or None
-    temporal_gb: object              # float (GiB) or None: unknown
+    temporal_gb: object              # float (GB of 10^9 bytes) or None: unknown
     persistent_device: object        # str or None
-    persistent_gb: object            # float (GiB) or None
+    persistent_gb: object            # float (GB of 10^9 bytes) or None
     persistent_usd_per_gb_month: float
     network: str                     # Low | Moderate | High | Unknown | a measured figure
     local_fs: object                 # str or None
@@ -93,17 +94,23 @@ class Cluster:
     persistent_prices: list = field(default_factory=list, repr=False)  # [(region, $/GB-month)]
 
     @property
+    def oversubscribe(self):
+        """The launcher runs more processes than cores (mpirun --oversubscribe, srun -O)."""
+        opts = list(self.launcher_options or [])
+        return "--oversubscribe" in opts or "-O" in opts or "--overcommit" in opts
+
+    @property
     def cores_total(self):
         return self.cores_per_instance * self.instances
 
     @property
     def temporal_bytes(self):
-        """Temporal storage capacity in bytes (capacity_gb is GiB), or None if unknown."""
-        return None if self.temporal_gb is None else int(self.temporal_gb * GiB)
+        """Temporal storage capacity in bytes (capacity_gb is GB of 10^9 bytes), or None if unknown."""
+        return None if self.temporal_gb is None else int(self.temporal_gb * GB)
 
     @property
     def persistent_bytes(self):
-        return None if self.persistent_gb is None else int(self.persistent_gb * GiB)
+        return None if self.persistent_gb is None else int(self.persistent_gb * GB)
 
     @property
     def persistent_usd_per_month(self):

@@ -1,0 +1,280 @@
+"""Predict an application's I/O time and cost on a virtual cluster (VC) from its
+I/O model, without running it (the paper's steps 5 and 6, expressions 5-8).
+
+For each phase, BW_CH comes from the VC's bandwidth profile (replay/profile.py)
+or from the bandwidths a replay measured, and
+
+    time(phase)  = weight(phase) / BW_CH(phase)
+    cost(phase)  = weight / BW_CH / 3600 * price_per_hour          (expression 7)
+    cost_var     = sum over phases of cost(phase) * instances       (expression 6)
+    cost_fix     = persistent_gb * persistent_usd_per_gb_month      (one month)
+    cost_tot     = cost_var + cost_fix                              (expression 5)
+    performance  = weight(app) / io_time                            (B/s)
+    perf_cost    = performance / cost_tot                           (expression 8, MiB/s per $)
+
+The phases run one after the other (the model's order), so io_time is the sum
+of the phases' times.  The decisions where the paper is vague are in
+docs/commands/predict.md: storage is counted in GB = 10^9 B against the VC's
+temporal storage, read phases without a read bandwidth use the write one (with a
+note), the fixed cost is one month of the persistent storage (also given
+prorated), billing rounds the instance time up to the VC's billing unit.
+"""
+import math
+
+from .profile import MiB, Profile, ProfileError
+
+__all__ = ["predict", "feasibility", "format_prediction", "GB", "MONTH_S", "PredictError"]
+
+GB = 10 ** 9            # providers sell and bill storage in GB of 10^9 bytes
+GiB = 1 << 30
+MONTH_S = 730 * 3600    # a billing month: 730 hours (8760 h / 12), as cloud providers prorate
+BILLING_UNIT_S = {"hour": 3600, "second": 1}
+
+
+class PredictError(ValueError):
+    """A prediction that cannot be made (no bandwidth for a phase, bad input)."""
+
+
+def _name(cluster):
+    return getattr(cluster, "name", None) or "cluster"
+
+
+def needed_processes(model):
+    """Processes the model needs: the application's, or the largest phase's."""
+    nps = [p["np"] for p in model["phases"]]
+    return max([model["application"].get("np") or 0, *nps])
+
+
+def capacity_gb(cluster):
+    """(GB, what it is) of the storage that must hold the model's files: the
+    temporal storage of the VC (where the paper's global file systems keep their
+    data: Table IV's "capacity of temporal storage", as the sum over the data
+    servers), or the persistent storage when the VC has no temporal storage;
+    (None, ...) when the description gives neither."""
+    t = getattr(cluster, "temporal_gb", None)
+    if t:
+        return float(t), "temporal storage"
+    p = getattr(cluster, "persistent_gb", None)
+    if p:
+        return float(p), "persistent storage (the VC has no temporal storage)"
+    return None, "storage capacity not given"
+
+
+def feasibility(model, cluster):
+    """(feasible, reasons, notes): reasons are sentences saying why the VC cannot
+    run the model (empty when it can); notes, what could not be checked."""
+    vc = _name(cluster)
+    reasons, notes = [], []
+    # storage capacity (expression 4) against the VC's storage
+    need = int(model.get("storage_capacity") or 0)
+    cap, what = capacity_gb(cluster)
+    if cap is None:
+        notes.append(f"storage not checked: {vc} gives no temporal or persistent capacity")
+    elif need > cap * GB:
+        reasons.append(f"storage: the model needs {need / GB:.2f} GB ({need / GiB:.2f} GiB, expression 4) "
+                       f"but {vc} has {cap:g} GB of {what} (GB = 10^9 B)")
+    # parallel degree
+    np_ = needed_processes(model)
+    cores = getattr(cluster, "cores_total", None)
+    if cores is None:
+        notes.append(f"cores not checked: {vc} does not say how many cores it has")
+    elif np_ > cores and getattr(cluster, "oversubscribe", False):
+        notes.append(f"{vc} runs {np_} processes on {cores} cores: its launcher oversubscribes "
+                     f"(the I/O it measures is that of oversubscribed processes)")
+    elif np_ > cores:
+        per = getattr(cluster, "cores_per_instance", None)
+        how = (f" ({cluster.instances} x {getattr(cluster, 'instance_type', None) or 'instance'}, "
+               f"{per} core{'s' * (per != 1)} each)") if per and getattr(cluster, "instances", None) else ""
+        reasons.append(f"cores: the model needs {np_} processes but {vc} has {cores} cores{how}")
+    # shared files need a global file system (unless everything runs on one instance)
+    shared = [f for f in model["files"] if f["access_type"] == "shared"]
+    if shared and getattr(cluster, "global_fs", None) is None:
+        if getattr(cluster, "instances", None) == 1:
+            notes.append(f"{vc} is one instance: its shared files need no global file system")
+        else:
+            names = ", ".join(f["name"] for f in shared[:3]) + (", ..." if len(shared) > 3 else "")
+            reasons.append(f"file system: {len(shared)} shared file{'s' * (len(shared) > 1)} ({names}) "
+                           f"need{'s' * (len(shared) == 1)} a global file system and {vc} has none")
+    return not reasons, reasons, notes
+
+
+def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
+    """(Bps, note) for one phase."""
+    if bandwidths is not None:
+        bw = bandwidths.get(phase["id"], bandwidths.get(str(phase["id"])))
+        if bw is not None:
+            if not (isinstance(bw, (int, float)) and math.isfinite(bw) and bw > 0):
+                raise PredictError(f"phase {phase['id']}: measured bandwidth must be > 0 B/s, got {bw!r}")
+            return float(bw), "measured by replay"
+    if profile is None:
+        raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
+    op = phase["operation"]
+    args = (phase["np"], phase["rs"], access_type, phase.get("collective"))
+    if op not in ops and fallback:
+        other = "write" if op == "read" else "read"
+        if other in ops:
+            bw, note = profile.bandwidth(other, *args)
+            return bw, f"no {op} bandwidth measured: used {other}; {note}"
+    return profile.bandwidth(op, *args)
+
+
+def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
+    """Time and cost of the model's I/O on `cluster` (see the module docstring).
+
+    profile: a Profile (default: Profile.load(cluster)); bandwidths: {phase id:
+    B/s} measured by a replay, used first.  A phase whose operation the profile
+    has no point for uses the other operation's bandwidth when `fallback` (the
+    note says so); otherwise, or when the profile is empty, PredictError.
+    Returns a dict (docs/commands/predict.md)."""
+    if profile is None and bandwidths is None:
+        profile = Profile.load(cluster)
+    ops = set(profile.table.column("operation").to_pylist()) if profile is not None else set()
+    files = {f["id"]: f for f in model["files"]}
+    price = getattr(cluster, "price_per_hour", None)
+    instances = getattr(cluster, "instances", None) or 1
+    notes = []
+
+    phases = []
+    for p in model["phases"]:
+        at = files[p["file"]]["access_type"]
+        if p["weight"] == 0:
+            bw, note = None, "no data moved"
+        else:
+            try:
+                bw, note = _phase_bandwidth(p, at, profile, ops, bandwidths, fallback)
+            except ProfileError as e:
+                raise PredictError(f"{_name(cluster)}: phase {p['id']} ({p['operation']}): {e}") from None
+        t = p["weight"] / bw if bw else 0.0
+        phases.append({"id": p["id"], "file": p["file"], "operation": p["operation"], "access_type": at,
+                       "collective": p.get("collective"), "np": p["np"], "rs": p["rs"], "rep": p["rep"],
+                       "weight": p["weight"], "bw_Bps": bw, "time_s": t,
+                       "cost_usd": None if price is None else t / 3600 * price,  # expression 7
+                       "note": note})
+    fb = sorted({p["operation"] for p in phases if p["note"].startswith(f"no {p['operation']} bandwidth measured")})
+    for op in fb:
+        notes.append(f"no {op} bandwidth measured: {op} phases use the "
+                     f"{'write' if op == 'read' else 'read'} bandwidth")
+
+    io_time = sum(p["time_s"] for p in phases)
+    weight = model.get("weight", sum(p["weight"] for p in phases))
+    perf = weight / io_time if io_time > 0 else None
+
+    # fixed cost: persistent storage for one month (and prorated by the I/O time)
+    pgb = getattr(cluster, "persistent_gb", None) or 0
+    pusd = getattr(cluster, "persistent_usd_per_gb_month", None)
+    if pgb and pusd is None:
+        notes.append("no persistent storage price: fixed cost 0")
+    cost_fix = pgb * (pusd or 0.0)
+    cost_fix_prorated = cost_fix * io_time / MONTH_S
+
+    billing = getattr(cluster, "billing", None) or "hour"
+    if billing not in BILLING_UNIT_S:
+        raise PredictError(f"{_name(cluster)}: billing must be hour or second, got {billing!r}")
+    if price is None:
+        notes.append("no instance price: costs not computed")
+        cost_var = cost_tot = billed = perf_cost = perf_cost_var = None
+    else:
+        cost_var = sum(p["cost_usd"] for p in phases) * instances             # expression 6
+        cost_tot = cost_var + cost_fix                                          # expression 5
+        unit = BILLING_UNIT_S[billing]
+        billed_s = math.ceil(io_time / unit - 1e-9) * unit if io_time > 0 else 0
+        billed = billed_s / 3600 * price * instances + cost_fix
+        perf_cost = perf / MiB / cost_tot if perf is not None and cost_tot > 0 else None   # expression 8
+        perf_cost_var = perf / MiB / cost_var if perf is not None and cost_var > 0 else None
+
+    ok, reasons, fnotes = feasibility(model, cluster)
+    return {
+        "vc": _name(cluster),
+        "region": getattr(cluster, "region", None),
+        "instance_type": getattr(cluster, "instance_type", None),
+        "instances": instances,
+        "price_per_hour": price,
+        "billing": billing,
+        "model": model["application"].get("name"),
+        "np": needed_processes(model),
+        "weight": weight,
+        "storage_capacity": model.get("storage_capacity"),
+        "io_time_s": io_time,
+        "cost_usd": cost_tot,
+        "cost_var_usd": cost_var,
+        "cost_fix_usd": cost_fix,
+        "cost_fix_prorated_usd": cost_fix_prorated,
+        "billed_usd": billed,
+        "performance_Bps": perf,
+        "perf_cost": perf_cost,
+        "perf_cost_var": perf_cost_var,
+        "feasible": ok,
+        "reasons": reasons,
+        "notes": notes + fnotes,
+        "phases": phases,
+    }
+
+
+# -- text ----------------------------------------------------------------------------
+
+def _money(x):
+    if x is None:
+        return "-"
+    return f"${x:.4f}" if abs(x) < 100 else f"${x:,.2f}"
+
+
+def _groups(phases):
+    """Consecutive phases with the same pattern and prediction, as one row."""
+    out = []
+    for p in phases:
+        key = (p["operation"], p["np"], p["rs"], p["rep"], p["weight"], p["bw_Bps"], p["note"])
+        if out and out[-1]["key"] == key and out[-1]["last"] == p["id"] - 1:
+            g = out[-1]
+            g["last"] = p["id"]
+            g["n"] += 1
+            g["time_s"] += p["time_s"]
+            g["cost_usd"] = None if p["cost_usd"] is None else g["cost_usd"] + p["cost_usd"]
+        else:
+            out.append({"key": key, "first": p["id"], "last": p["id"], "n": 1, "time_s": p["time_s"],
+                        "cost_usd": p["cost_usd"], **{k: p[k] for k in ("operation", "np", "rs", "rep",
+                                                                        "weight", "bw_Bps", "note")}})
+    return out
+
+
+def format_prediction(pred):
+    """A prediction as text: the VC, its feasibility, the phase table (runs of
+    identical phases on one row, with their total time and cost) and the totals."""
+    L = []
+    head = f"{pred['vc']}"
+    if pred.get("instance_type"):
+        head += f": {pred['instances']} x {pred['instance_type']}"
+    if pred.get("region"):
+        head += f", {pred['region']}"
+    if pred.get("price_per_hour") is not None:
+        head += f", ${pred['price_per_hour']}/instance-hour billed per {pred['billing']}"
+    L.append(head)
+    L.append("feasible" if pred["feasible"] else "NOT FEASIBLE:")
+    for r in pred["reasons"]:
+        L.append(f"  - {r}")
+    L.append("")
+    L.append(f"{'IdPh':>9} {'op':<5} {'np':>4} {'rs MiB':>9} {'rep':>4} {'weight MiB':>11} "
+             f"{'BW_CH MiB/s':>11} {'time s':>9} {'cost/inst':>10}  note")
+    for g in _groups(pred["phases"]):
+        ids = str(g["first"]) if g["n"] == 1 else f"{g['first']} to {g['last']}"
+        bw = "-" if g["bw_Bps"] is None else f"{g['bw_Bps'] / MiB:.1f}"
+        L.append(f"{ids:>9} {g['operation']:<5} {g['np']:>4} {g['rs'] / MiB:>9.3f} {g['rep']:>4} "
+                 f"{g['weight'] / MiB:>11.1f} {bw:>11} {g['time_s']:>9.2f} {_money(g['cost_usd']):>10}  "
+                 f"{g['note']}")
+    if any(g["n"] > 1 for g in _groups(pred["phases"])):
+        L.append("(a row 'a to b' is a run of identical phases: weight of each phase, time and cost of the run)")
+    L.append("")
+    perf = pred["performance_Bps"]
+    L.append(f"I/O time            {pred['io_time_s']:.2f} s")
+    L.append(f"performance         {'-' if perf is None else f'{perf / MiB:.1f} MiB/s'}"
+             f"  (weight(app) {pred['weight'] / MiB:.1f} MiB / I/O time)")
+    L.append(f"cost_var  (exp. 6)  {_money(pred['cost_var_usd'])}  ({pred['instances']} instances)")
+    L.append(f"cost_fix            {_money(pred['cost_fix_usd'])}  (persistent storage, one month; "
+             f"{_money(pred['cost_fix_prorated_usd'])} prorated to the I/O time)")
+    L.append(f"cost_tot  (exp. 5)  {_money(pred['cost_usd'])}")
+    L.append(f"billed              {_money(pred['billed_usd'])}  (instance time rounded up to the "
+             f"{pred['billing']}, plus cost_fix)")
+    pc = pred["perf_cost"]
+    L.append(f"perf/cost (exp. 8)  {'-' if pc is None else f'{pc:.4g} MiB/s per $'}")
+    for n in pred["notes"]:
+        L.append(f"note: {n}")
+    return "\n".join(L)

@@ -1,0 +1,287 @@
+"""A virtual cluster's bandwidth profile: BW_CH measured by IOR (or the built-in
+replayer, or given in the cluster description) for operation, access type,
+collective, number of processes and transfer size (the paper's steps 3 and 4).
+
+The profile is a pyarrow table with the columns of `SCHEMA`:
+
+    operation      string   "write" or "read"
+    access_type    string   "shared" or "unique"
+    collective     bool     null: unknown
+    np             int32    processes
+    transfer_size  int64    bytes one process moves per operation (rs, IOR's -t)
+    bandwidth_Bps  float64  BW_CH, bytes per second
+    time_s         float64  the measurement's time (null if unknown)
+    source         string   "ior", "builtin", "given", ...
+
+`Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
+measured point when there is one, else an interpolation (log-log in rs, linear
+in np), never an extrapolation (beyond the measured range the nearest measured
+value is used, and the note says so).  Every answer comes with a note saying
+how it was obtained.
+"""
+import math
+from pathlib import Path
+
+import pyarrow as pa
+
+__all__ = ["Profile", "ProfileError", "SCHEMA", "summary", "format_summary"]
+
+SCHEMA = pa.schema([
+    ("operation", pa.string()),
+    ("access_type", pa.string()),
+    ("collective", pa.bool_()),
+    ("np", pa.int32()),
+    ("transfer_size", pa.int64()),
+    ("bandwidth_Bps", pa.float64()),
+    ("time_s", pa.float64()),
+    ("source", pa.string()),
+])
+
+OPERATIONS = ("write", "read")
+ACCESS_TYPES = ("shared", "unique")
+MiB = 1 << 20
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be read, or cannot answer a question (no point at all)."""
+
+
+def _size(n):
+    """Bytes as the paper writes them (MB = MiB), exact bytes in brackets when not whole."""
+    if n >= MiB:
+        return f"{n / MiB:.4g} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.4g} KiB"
+    return f"{n} B"
+
+
+def _coll(c):
+    return {True: "collective", False: "independent", None: "collective unknown"}[c]
+
+
+def _point(p, i):
+    """One point dict (keys of the cluster description or of the table) -> a row tuple."""
+    def get(*names, default=KeyError):
+        for n in names:
+            if n in p:
+                return p[n]
+        if default is KeyError:
+            raise ProfileError(f"bandwidth point {i}: missing {names[0]!r}")
+        return default
+    op = get("operation")
+    if op not in OPERATIONS:
+        raise ProfileError(f"bandwidth point {i}: operation must be write or read, got {op!r}")
+    at = get("access_type", default="shared")
+    if at not in ACCESS_TYPES:
+        raise ProfileError(f"bandwidth point {i}: access_type must be shared or unique, got {at!r}")
+    coll = get("collective", default=None)
+    if coll is not None and not isinstance(coll, bool):
+        raise ProfileError(f"bandwidth point {i}: collective must be true, false or null, got {coll!r}")
+    np_ = get("np")
+    if isinstance(np_, bool) or not isinstance(np_, int) or np_ < 1:
+        raise ProfileError(f"bandwidth point {i}: np must be an integer >= 1, got {np_!r}")
+    rs = get("transfer_size", "rs")
+    if isinstance(rs, bool) or not isinstance(rs, int) or rs < 1:
+        raise ProfileError(f"bandwidth point {i}: rs must be an integer number of bytes >= 1, got {rs!r}")
+    bw = get("bandwidth_Bps", "bw_Bps")
+    if isinstance(bw, bool) or not isinstance(bw, (int, float)) or not math.isfinite(bw) or bw <= 0:
+        raise ProfileError(f"bandwidth point {i}: bandwidth must be a number > 0 (B/s), got {bw!r}")
+    t = get("time_s", default=None)
+    src = get("source", default="given")
+    return op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src)
+
+
+class Profile:
+    """A bandwidth profile (see the module docstring); `table` is the pyarrow table."""
+
+    def __init__(self, table=None):
+        if table is None:
+            table = SCHEMA.empty_table()
+        missing = [n for n in SCHEMA.names if n not in table.column_names]
+        if missing:
+            raise ProfileError(f"profile table lacks column(s) {', '.join(missing)}")
+        try:
+            self.table = table.select(SCHEMA.names).cast(SCHEMA)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise ProfileError(f"profile table has the wrong column types: {e}") from None
+        self._rows = None
+
+    # -- construction ---------------------------------------------------------------
+
+    @classmethod
+    def from_points(cls, points):
+        """From dicts with operation, np, rs (or transfer_size), bw_Bps (or
+        bandwidth_Bps), and optionally access_type (default shared),
+        collective (default null), time_s, source (default "given")."""
+        rows = [_point(p, i) for i, p in enumerate(points)]
+        cols = list(zip(*rows)) if rows else [[] for _ in SCHEMA.names]
+        return cls(pa.table({n: pa.array(list(c), type=SCHEMA.field(n).type)
+                             for n, c in zip(SCHEMA.names, cols)}, schema=SCHEMA))
+
+    @classmethod
+    def read(cls, path):
+        """A Parquet profile file."""
+        import pyarrow.parquet as pq
+        path = Path(path)
+        try:
+            table = pq.read_table(path)
+        except FileNotFoundError:
+            raise ProfileError(f"{path}: no such profile file") from None
+        except (OSError, pa.ArrowInvalid) as e:
+            raise ProfileError(f"{path}: not a readable Parquet profile: {e}") from None
+        try:
+            return cls(table)
+        except ProfileError as e:
+            raise ProfileError(f"{path}: {e}") from None
+
+    @classmethod
+    def load(cls, cluster):
+        """A cluster's profile: its Parquet file (cluster.profile_path), if any,
+        plus the points of its description (cluster.bandwidth_points)."""
+        parts = []
+        path = getattr(cluster, "profile_path", None)
+        if path is not None:
+            parts.append(cls.read(path).table)
+        points = getattr(cluster, "bandwidth_points", None) or []
+        if points:
+            try:
+                parts.append(cls.from_points(points).table)
+            except ProfileError as e:
+                raise ProfileError(f"{getattr(cluster, 'path', None) or getattr(cluster, 'name', 'cluster')}: {e}") from None
+        return cls(pa.concat_tables(parts) if parts else None)
+
+    def save(self, path):
+        """Write the profile as Parquet."""
+        import pyarrow.parquet as pq
+        pq.write_table(self.table, str(path))
+        return Path(path)
+
+    def __len__(self):
+        return self.table.num_rows
+
+    def __add__(self, other):
+        return Profile(pa.concat_tables([self.table, other.table]))
+
+    def rows(self):
+        """The points as a list of dicts (cached)."""
+        if self._rows is None:
+            self._rows = self.table.to_pylist()
+        return self._rows
+
+    # -- the question ---------------------------------------------------------------
+
+    def bandwidth(self, operation, np, rs, access_type="shared", collective=None):
+        """BW_CH (B/s) for `np` processes each moving `rs` bytes per operation,
+        and a note saying how it was obtained.
+
+        Points are chosen among those of the same operation, access type and
+        collective flag (collective None: any); when there are none, the
+        collective flag is relaxed, then the access type (the note says so).
+        Repeated measurements of one (np, rs) are averaged.  Between measured
+        transfer sizes at one np: log-log interpolation; between measured np:
+        linear interpolation of those values; outside the measured range in rs
+        or np: the nearest measured value ("extrapolated: nearest measured ...").
+        ProfileError when the profile has no point at all for the operation.
+        """
+        if operation not in OPERATIONS:
+            raise ProfileError(f"operation must be write or read, got {operation!r}")
+        if np < 1 or rs < 1:
+            raise ProfileError(f"np and rs must be >= 1, got np {np}, rs {rs}")
+        rows = [r for r in self.rows() if r["operation"] == operation]
+        if not rows:
+            have = sorted({r["operation"] for r in self.rows()})
+            raise ProfileError(f"no {operation} bandwidth in the profile"
+                               + (f" (it has only {', '.join(have)})" if have else " (it is empty)"))
+        notes = []
+        cand = self._match(rows, access_type, collective, notes)
+        by_np = {}
+        for r in cand:
+            by_np.setdefault(r["np"], {}).setdefault(r["transfer_size"], []).append(r["bandwidth_Bps"])
+        nps = sorted(by_np)
+        if np in by_np:
+            bw, how = _in_rs(by_np[np], rs)
+            notes.append(how if how == "measured" else f"{how} at np {np}")
+            return bw, "; ".join(notes)
+        if np < nps[0] or np > nps[-1]:
+            near = nps[0] if np < nps[0] else nps[-1]
+            bw, how = _in_rs(by_np[near], rs)
+            notes.append(f"extrapolated: nearest measured np {near} (measured np {nps[0]}..{nps[-1]})")
+            if how != "measured":
+                notes.append(how)
+            return bw, "; ".join(notes)
+        lo = max(n for n in nps if n < np)
+        hi = min(n for n in nps if n > np)
+        b0, h0 = _in_rs(by_np[lo], rs)
+        b1, h1 = _in_rs(by_np[hi], rs)
+        f = (np - lo) / (hi - lo)
+        bw = b0 + f * (b1 - b0)
+        notes.append(f"interpolated in np between {lo} and {hi}")
+        for n, h in ((lo, h0), (hi, h1)):
+            if h != "measured":
+                notes.append(f"{h} at np {n}")
+        return bw, "; ".join(notes)
+
+    @staticmethod
+    def _match(rows, access_type, collective, notes):
+        def coll_ok(r):
+            return collective is None or r["collective"] == collective
+        steps = [
+            (lambda r: r["access_type"] == access_type and coll_ok(r), None),
+            (lambda r: r["access_type"] == access_type,
+             f"no {_coll(collective)} {access_type} points: used {access_type} points of any kind"),
+            (lambda r: coll_ok(r),
+             f"no {access_type} points: used {'/'.join(sorted({r['access_type'] for r in rows}))} ones"),
+            (lambda r: True, f"no {access_type} {_coll(collective)} points: used any"),
+        ]
+        for keep, note in steps:
+            cand = [r for r in rows if keep(r)]
+            if cand:
+                if note:
+                    notes.append(note)
+                return cand
+        raise AssertionError("unreachable: rows is not empty")
+
+
+def _in_rs(sizes, rs):
+    """sizes: {transfer_size: [bandwidths]} at one np -> (bandwidth, how)."""
+    pts = sorted((s, sum(b) / len(b)) for s, b in sizes.items())
+    if rs in sizes:
+        return dict(pts)[rs], "measured"
+    if rs < pts[0][0] or rs > pts[-1][0]:
+        s, b = pts[0] if rs < pts[0][0] else pts[-1]
+        return b, (f"extrapolated: nearest measured rs {_size(s)}"
+                   f" (measured {_size(pts[0][0])}..{_size(pts[-1][0])})")
+    for (s0, b0), (s1, b1) in zip(pts, pts[1:]):
+        if s0 < rs < s1:
+            f = (math.log(rs) - math.log(s0)) / (math.log(s1) - math.log(s0))
+            return math.exp(math.log(b0) + f * (math.log(b1) - math.log(b0))), \
+                f"interpolated (log-log) in rs between {_size(s0)} and {_size(s1)}"
+    raise AssertionError("unreachable")
+
+
+def summary(profile):
+    """Peak bandwidth per operation and access type, with where it was measured
+    (like the paper's Table VI): a list of dicts with operation, access_type,
+    peak_Bps, rs, np, collective, source, points (how many points)."""
+    best = {}
+    for r in profile.rows():
+        key = (r["operation"], r["access_type"])
+        b = best.setdefault(key, {"operation": key[0], "access_type": key[1], "peak_Bps": -1.0, "points": 0})
+        b["points"] += 1
+        if r["bandwidth_Bps"] > b["peak_Bps"]:
+            b.update(peak_Bps=r["bandwidth_Bps"], rs=r["transfer_size"], np=r["np"],
+                     collective=r["collective"], source=r["source"])
+    order = {(o, a): i for i, (o, a) in enumerate((o, a) for o in OPERATIONS for a in ACCESS_TYPES)}
+    return [best[k] for k in sorted(best, key=order.get)]
+
+
+def format_summary(profile):
+    """summary() as a text table (bandwidth in MiB/s, as the paper's MB/s)."""
+    rows = summary(profile)
+    if not rows:
+        return "empty profile"
+    lines = [f"{'operation':<9} {'access':<7} {'peak MiB/s':>11} {'at rs':>11} {'np':>5}  {'kind':<18} points"]
+    for r in rows:
+        lines.append(f"{r['operation']:<9} {r['access_type']:<7} {r['peak_Bps'] / MiB:>11.1f} "
+                     f"{_size(r['rs']):>11} {r['np']:>5}  {_coll(r['collective']):<18} {r['points']}")
+    return "\n".join(lines)

@@ -1,0 +1,342 @@
+"""Prediction of I/O time and cost on virtual clusters (replay/profile.py,
+replay/predict.py, replay/compare.py) against the method paper's tables:
+BW_CH of Table VII (VC 3, NAS BT-IO) and Table IX (VC 4, S3D-IO) as profiles,
+prices of Tables III and IV, expressions 5-8, and the paper's feasibility
+statements (sections III-A-2, III-B-2, III-B-6)."""
+import json
+import math
+import types
+from pathlib import Path
+
+import pytest
+
+from iomodel.models import load_model
+from iomodel.replay.cluster import load_cluster
+from iomodel.replay.compare import compare, format_comparison, plot_comparison
+from iomodel.replay.predict import GB, PredictError, feasibility, format_prediction, predict
+from iomodel.replay.profile import Profile, ProfileError, summary
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "models" / "examples"
+TABLES = json.loads((ROOT.parent / "shared" / "reference" / "paper-tables.json").read_text()) \
+    if (ROOT.parent / "shared" / "reference" / "paper-tables.json").exists() else None
+MiB = 1 << 20
+HOUR = 3600
+
+# Table VII (VC 3, BT-IO, collective, shared file) and Table IX (VC 4, S3D-IO):
+# (class or workload, np, BW_CH MB/s (= MiB/s), time s), as printed in the paper.
+TABLE_VII = [("B", 4, 104, 15.5), ("B", 9, 91, 17.7), ("B", 16, 96, 16.9), ("B", 25, 73, 22.6),
+             ("B", 36, 74, 22.2), ("C", 4, 87, 74.5), ("C", 9, 83, 77.8), ("C", 16, 84, 77.2),
+             ("C", 25, 82, 79.0), ("C", 36, 78, 82.9)]
+TABLE_IX = [("200", 8, 541, 9.0), ("200", 16, 474, 10.4), ("200", 32, 411, 11.9),
+            ("400", 8, 398, 98.1), ("400", 16, 431, 90.6), ("400", 32, 425, 91.7)]
+
+_models = {}
+
+
+def model(name):
+    if name not in _models:
+        _models[name] = load_model(EXAMPLES / f"{name}.json")
+    return _models[name]
+
+
+def table_profile(rows, prefix):
+    """The table's BW_CH as write, shared, collective points at the model's (np, rs)."""
+    pts = []
+    for cls, np_, bw, _ in rows:
+        m = model(f"{prefix}-{cls}-{np_}")
+        pts.append({"operation": "write", "access_type": "shared", "collective": True, "np": np_,
+                    "rs": m["phases"][0]["rs"], "bw_Bps": bw * MiB, "source": "paper"})
+    return Profile.from_points(pts)
+
+
+def test_tables_in_this_file_are_the_papers():
+    if TABLES is None:
+        pytest.skip("shared/reference/paper-tables.json not here")
+    vii = [(r["class"], r["np"], r["bw_ch_MBps"], r["time_s"]) for r in TABLES["table_VII_btio_ior_on_vc3"]["rows"]]
+    ix = [(r["workload"][:3], r["np"], r["bw_ch_MBps"], r["time_s"]) for r in TABLES["table_IX_s3dio_ior_on_vc4"]["rows"]]
+    assert vii == TABLE_VII and ix == TABLE_IX
+
+
+# -- time: Tables VII and IX ---------------------------------------------------------
+
+def test_btio_on_vc3_matches_table_vii():
+    vc3 = load_cluster("vc3")
+    prof = table_profile(TABLE_VII, "btio")
+    for cls, np_, bw, table_time in TABLE_VII:
+        m = model(f"btio-{cls}-{np_}")
+        pred = predict(m, vc3, prof)
+        writes = [p for p in pred["phases"] if p["id"] <= 40]
+        assert len(writes) == 40 and all(p["operation"] == "write" for p in writes)
+        assert all(p["bw_Bps"] == bw * MiB and p["note"] == "measured" for p in writes)
+        t = sum(p["time_s"] for p in writes)
+        # Table VII: time = weight of phases 1..40 / BW_CH, within about 2%
+        assert t == pytest.approx(sum(p["weight"] for p in writes) / (bw * MiB), rel=1e-12)
+        assert t == pytest.approx(table_time, rel=0.02), (cls, np_)
+        # phase 41 (read, rep 40): no read point, so the write bandwidth, with a note
+        (p41,) = [p for p in pred["phases"] if p["id"] == 41]
+        assert p41["operation"] == "read" and p41["rep"] == 40
+        assert p41["bw_Bps"] == bw * MiB
+        assert p41["note"].startswith("no read bandwidth measured: used write")
+        assert p41["time_s"] == pytest.approx(p41["weight"] / (bw * MiB), rel=1e-12)
+        assert any("read phases use the write bandwidth" in n for n in pred["notes"])
+        assert pred["io_time_s"] == pytest.approx(t + p41["time_s"], rel=1e-12)
+
+
+def test_read_phase_without_fallback_is_an_error():
+    prof = table_profile(TABLE_VII, "btio")
+    with pytest.raises(PredictError, match=r"phase 41 \(read\): no read bandwidth in the profile"):
+        predict(model("btio-B-4"), load_cluster("vc3"), prof, fallback=False)
+
+
+def test_s3d_on_vc4_matches_table_ix():
+    vc4 = load_cluster("vc4")
+    prof = table_profile(TABLE_IX, "s3d")
+    for w, np_, bw, table_time in TABLE_IX:
+        pred = predict(model(f"s3d-{w}-{np_}"), vc4, prof)
+        assert [p["id"] for p in pred["phases"]] == [1, 2, 3, 4, 5]
+        assert all(p["note"] == "measured" for p in pred["phases"])
+        assert pred["io_time_s"] == pytest.approx(5 * np_ * pred["phases"][0]["rs"] / (bw * MiB), rel=1e-12)
+        assert pred["io_time_s"] == pytest.approx(table_time, rel=0.02), (w, np_)
+        assert pred["feasible"], pred["reasons"]
+        assert pred["performance_Bps"] == pytest.approx(bw * MiB, rel=1e-12)
+
+
+# -- cost: expressions 5-8 with Tables III and IV ------------------------------------
+
+def test_costs_follow_expressions_5_to_8_on_vc3_ireland():
+    vc3 = load_cluster("vc3")                      # c3.xlarge, Ireland: $0.239/h, 11 instances
+    assert (vc3.price_per_hour, vc3.instances, vc3.persistent_gb, vc3.persistent_usd_per_gb_month) == \
+        (0.239, 11, 8, 0.55)
+    m = model("btio-C-16")                         # Table VII: BW_CH 84 MiB/s
+    pred = predict(m, vc3, table_profile(TABLE_VII, "btio"))
+    bw = 84 * MiB
+    w_phase, w41 = 170061120, 40 * 170061120       # one class C dump; phase 41 reads the 40 back
+    io_time = (40 * w_phase + w41) / bw            # 154.459 s
+    assert pred["io_time_s"] == pytest.approx(io_time, rel=1e-12)
+    assert pred["phases"][0]["cost_usd"] == pytest.approx(w_phase / bw / 3600 * 0.239, rel=1e-12)  # exp. 7
+    cost_var = io_time / 3600 * 0.239 * 11                                                         # exp. 6
+    cost_fix = 8 * 0.55                            # EBS 8 GB for one month: $4.40
+    assert pred["cost_var_usd"] == pytest.approx(cost_var, rel=1e-12)
+    assert pred["cost_var_usd"] == pytest.approx(0.11280, abs=5e-5)
+    assert pred["cost_fix_usd"] == pytest.approx(4.40, rel=1e-12)
+    assert pred["cost_fix_prorated_usd"] == pytest.approx(4.40 * io_time / (730 * 3600), rel=1e-12)
+    assert pred["cost_usd"] == pytest.approx(cost_var + cost_fix, rel=1e-12)                       # exp. 5
+    # billed per whole hour: 1 instance-hour x 11 instances, plus the fixed cost
+    assert pred["billed_usd"] == pytest.approx(1 * 0.239 * 11 + 4.40, rel=1e-12)
+    perf = m["weight"] / io_time
+    assert perf == pytest.approx(bw, rel=1e-12)
+    assert pred["performance_Bps"] == pytest.approx(perf, rel=1e-12)
+    assert pred["perf_cost"] == pytest.approx(84 / (cost_var + cost_fix), rel=1e-12)               # exp. 8, MiB/s per $
+    assert pred["perf_cost_var"] == pytest.approx(84 / cost_var, rel=1e-12)
+    assert (pred["vc"], pred["feasible"], pred["reasons"]) == ("vc3", True, [])
+    text = format_prediction(pred)
+    assert "1 to 40" in text and "cost_tot" in text and "no read bandwidth measured" in text
+
+
+def test_costs_in_virginia_and_per_second_billing():
+    vc3 = load_cluster("vc3", region="Virginia")   # $0.210/h, EBS $0.50/GB-month
+    m = model("btio-B-4")                          # 3.2 GB, Table VII: 104 MiB/s
+    pred = predict(m, vc3, table_profile(TABLE_VII, "btio"))
+    io_time = m["weight"] / (104 * MiB)
+    assert pred["cost_var_usd"] == pytest.approx(io_time / 3600 * 0.210 * 11, rel=1e-12)
+    assert pred["cost_fix_usd"] == pytest.approx(8 * 0.50, rel=1e-12)
+    assert pred["billed_usd"] == pytest.approx(0.210 * 11 + 4.0, rel=1e-12)
+    per_second = types.SimpleNamespace(**{**vc3.__dict__, "billing": "second"})
+    pred = predict(m, per_second, table_profile(TABLE_VII, "btio"))
+    assert pred["billed_usd"] == pytest.approx(math.ceil(io_time) / 3600 * 0.210 * 11 + 4.0, rel=1e-12)
+
+
+def test_bandwidths_measured_by_a_replay_come_first():
+    vc4 = load_cluster("vc4")
+    m = model("s3d-200-8")
+    pred = predict(m, vc4, bandwidths={1: 100 * MiB, 2: 200 * MiB, 3: 300 * MiB, 4: 400 * MiB, 5: 500 * MiB})
+    assert [p["note"] for p in pred["phases"]] == ["measured by replay"] * 5
+    w = m["phases"][0]["weight"]
+    assert pred["io_time_s"] == pytest.approx(sum(w / (k * 100 * MiB) for k in range(1, 6)), rel=1e-12)
+    # a phase the replay did not measure: from the profile, else an error
+    prof = table_profile(TABLE_IX, "s3d")
+    pred = predict(m, vc4, prof, bandwidths={"1": 100 * MiB})
+    assert pred["phases"][0]["bw_Bps"] == 100 * MiB and pred["phases"][1]["bw_Bps"] == 541 * MiB
+    with pytest.raises(PredictError, match="phase 2"):
+        predict(m, vc4, bandwidths={1: 100 * MiB})
+
+
+def test_a_cluster_without_a_profile_says_which_operation_is_missing():
+    with pytest.raises(PredictError, match="no write bandwidth in the profile"):
+        predict(model("btio-B-4"), load_cluster("vc3"))
+
+
+# -- feasibility ------------------------------------------------------------------------
+
+def test_feasibility_as_the_paper_found_it():
+    vc = {i: load_cluster(f"vc{i}") for i in (1, 2, 3, 4)}
+    # BT-IO class C (6,802,444,800 B: the paper's "6.4GB", 6.34 GiB) fits VC 3's 40 GB SSD; np 36 on 11 x 4 cores
+    ok, reasons, _ = feasibility(model("btio-C-36"), vc[3])
+    assert ok and reasons == []
+    # S3D-IO 400^3 (5 x 8,192,000,000 B = 40.96 GB, the paper's "39GB" of MiB) does not fit VC 3's 40 GB:
+    # capacity in GB of 10^9 B, as providers sell it (it would fit 40 GiB)
+    need = model("s3d-400-8")["storage_capacity"]
+    assert need == 40_960_000_000 and 40 * GB < need < 40 * (1 << 30)
+    for np_ in (8, 16, 32):
+        ok, reasons, _ = feasibility(model(f"s3d-400-{np_}"), vc[3])
+        assert not ok and len(reasons) == 1 and reasons[0].startswith("storage:")
+        assert "40.96 GB" in reasons[0] and "40 GB of temporal storage" in reasons[0]
+    assert feasibility(model("s3d-200-32"), vc[3])[0]
+    for i in (1, 2, 4):                            # 160, 420, 300 GB
+        assert feasibility(model("s3d-400-16"), vc[i])[0]
+    # parallel degree: VC 1 (17 x 1 core) up to 16 processes, VC 2 (17 x 2) up to 25
+    assert feasibility(model("btio-B-16"), vc[1])[0]
+    for name, i, cores in (("btio-B-25", 1, 17), ("btio-C-36", 1, 17), ("btio-C-36", 2, 34)):
+        ok, reasons, _ = feasibility(model(name), vc[i])
+        assert not ok and reasons == [f"cores: the model needs {name.rsplit('-', 1)[1]} processes but "
+                                      f"vc{i} has {cores} cores ({vc[i].instances} x {vc[i].instance_type}, "
+                                      f"{vc[i].cores_per_instance} core{'s' if i == 2 else ''} each)"]
+    assert feasibility(model("btio-C-25"), vc[2])[0]
+    pred = predict(model("btio-B-25"), vc[1], table_profile(TABLE_VII, "btio"))
+    assert not pred["feasible"] and pred["reasons"][0].startswith("cores:")
+
+
+def test_a_shared_file_needs_a_global_file_system():
+    vc = types.SimpleNamespace(name="nofs", instances=4, cores_per_instance=4, cores_total=16,
+                               instance_type="x", temporal_gb=100, persistent_gb=None, global_fs=None)
+    ok, reasons, _ = feasibility(model("btio-B-4"), vc)
+    assert not ok and reasons == ["file system: 1 shared file (btio.out) needs a global file system "
+                                  "and nofs has none"]
+    ok, reasons, _ = feasibility(model("s3d-200-8"), vc)
+    assert not ok and reasons[0].startswith("file system: 5 shared files")
+    one = types.SimpleNamespace(**{**vc.__dict__, "instances": 1})
+    ok, reasons, notes = feasibility(model("btio-B-4"), one)
+    assert ok and any("one instance" in n for n in notes)
+    # everything at once, and unknowns are notes, not reasons
+    small = types.SimpleNamespace(name="tiny", instances=2, cores_per_instance=1, cores_total=2,
+                                  instance_type="t", temporal_gb=1, persistent_gb=None, global_fs=None)
+    ok, reasons, _ = feasibility(model("btio-C-4"), small)
+    assert [r.split(":")[0] for r in reasons] == ["storage", "cores", "file system"]
+    unknown = types.SimpleNamespace(name="u", instances=2, global_fs="NFS")
+    ok, reasons, notes = feasibility(model("btio-C-4"), unknown)
+    assert ok and len(notes) == 2
+
+
+# -- profile: interpolation -----------------------------------------------------------------
+
+def synthetic():
+    pts = [(4, 1, 100), (4, 4, 900), (8, 1, 50), (8, 4, 450)]    # (np, rs MiB, MiB/s)
+    return Profile.from_points([{"operation": "write", "np": n, "rs": r * MiB, "bw_Bps": b * MiB,
+                                 "access_type": "shared", "collective": True} for n, r, b in pts])
+
+
+def test_exact_point_and_log_log_midpoints():
+    prof = synthetic()
+    bw, note = prof.bandwidth("write", 4, 4 * MiB, "shared", True)
+    assert bw == 900 * MiB and note == "measured"
+    # 2 MiB is the geometric middle of 1 and 4 MiB: log-log gives sqrt(100 * 900) = 300 (linear: 366.7)
+    bw, note = prof.bandwidth("write", 4, 2 * MiB, "shared", True)
+    assert bw == pytest.approx(300 * MiB, rel=1e-12)
+    assert note == "interpolated (log-log) in rs between 1 MiB and 4 MiB at np 4"
+    assert prof.bandwidth("write", 8, 2 * MiB)[0] == pytest.approx(150 * MiB, rel=1e-12)
+    # 3 MiB: exp of the interpolated logs
+    f = math.log(3) / math.log(4)
+    assert prof.bandwidth("write", 4, 3 * MiB)[0] == pytest.approx(100 * MiB * 9 ** f, rel=1e-12)
+    # linear in np between 4 and 8
+    bw, note = prof.bandwidth("write", 6, 2 * MiB)
+    assert bw == pytest.approx(225 * MiB, rel=1e-12)
+    assert note.startswith("interpolated in np between 4 and 8")
+    assert prof.bandwidth("write", 5, 1 * MiB)[0] == pytest.approx(87.5 * MiB, rel=1e-12)
+
+
+def test_no_extrapolation_beyond_the_measured_range():
+    prof = synthetic()
+    bw, note = prof.bandwidth("write", 4, 16 * MiB)
+    assert bw == 900 * MiB and note.startswith("extrapolated: nearest measured rs 4 MiB")
+    bw, note = prof.bandwidth("write", 4, 512 * 1024)
+    assert bw == 100 * MiB and "nearest measured rs 1 MiB" in note
+    bw, note = prof.bandwidth("write", 2, 1 * MiB)
+    assert bw == 100 * MiB and note.startswith("extrapolated: nearest measured np 4")
+    bw, note = prof.bandwidth("write", 64, 8 * MiB)
+    assert bw == 450 * MiB and "nearest measured np 8" in note and "nearest measured rs 4 MiB" in note
+
+
+def test_relaxing_collective_then_access_type_and_missing_operation():
+    prof = synthetic()
+    bw, note = prof.bandwidth("write", 4, 1 * MiB, "shared", False)
+    assert bw == 100 * MiB and note.startswith("no independent shared points: used shared points of any kind")
+    bw, note = prof.bandwidth("write", 4, 1 * MiB, "unique", True)
+    assert bw == 100 * MiB and note.startswith("no unique points: used shared ones")
+    with pytest.raises(ProfileError, match="no read bandwidth in the profile"):
+        prof.bandwidth("read", 4, 1 * MiB)
+    with pytest.raises(ProfileError, match="no write bandwidth in the profile \\(it is empty\\)"):
+        Profile().bandwidth("write", 4, MiB)
+    # a matching point is preferred to a relaxed one; repeated measurements are averaged
+    prof = prof + Profile.from_points([{"operation": "write", "np": 4, "rs": MiB, "bw_Bps": 10.0 * MiB,
+                                        "access_type": "unique", "collective": False},
+                                       {"operation": "write", "np": 4, "rs": MiB, "bw_Bps": 30.0 * MiB,
+                                        "access_type": "unique", "collective": False}])
+    assert prof.bandwidth("write", 4, MiB, "unique", False) == (20 * MiB, "measured")
+    assert prof.bandwidth("write", 4, MiB, "shared", True) == (100 * MiB, "measured")
+
+
+def test_bad_points_are_refused():
+    for bad, what in (({"operation": "append"}, "operation"), ({"np": 0}, "np"), ({"rs": -1}, "rs"),
+                      ({"bw_Bps": 0}, "bandwidth"), ({"access_type": "both"}, "access_type")):
+        p = {"operation": "write", "np": 4, "rs": MiB, "bw_Bps": 1e8, **bad}
+        with pytest.raises(ProfileError, match=f"bandwidth point 0: {what}"):
+            Profile.from_points([p])
+
+
+def test_parquet_round_trip_and_cluster_profile(tmp_path):
+    prof = synthetic()
+    path = prof.save(tmp_path / "vc.parquet")
+    back = Profile.read(path)
+    assert back.table.equals(prof.table)
+    assert back.table.schema.field("np").type == "int32"
+    # a cluster description naming the profile file, plus a point of its own
+    (tmp_path / "vc.yaml").write_text(
+        (ROOT / "replay" / "clusters" / "vc3.yaml").read_text()
+        .replace("profile: null", "profile: vc.parquet")
+        .replace("bandwidth: []", "bandwidth:\n  - {operation: read, np: 4, rs: 1048576, bw_MiBps: 291}"))
+    c = load_cluster(tmp_path / "vc.yaml")
+    both = Profile.load(c)
+    assert len(both) == 5
+    assert both.bandwidth("read", 4, MiB) == (291 * MiB, "measured")
+    assert both.bandwidth("write", 4, 2 * MiB)[0] == pytest.approx(300 * MiB, rel=1e-12)
+    rows = summary(both)
+    assert [(r["operation"], r["access_type"], r["peak_Bps"] / MiB, r["rs"], r["np"]) for r in rows] == \
+        [("write", "shared", 900, 4 * MiB, 4), ("read", "shared", 291, MiB, 4)]
+    with pytest.raises(ProfileError, match="no such profile file"):
+        Profile.read(tmp_path / "missing.parquet")
+
+
+# -- compare ---------------------------------------------------------------------------------
+
+def test_compare_ranks_feasible_vcs_and_lists_the_others(tmp_path):
+    vcs = [load_cluster(f"vc{i}") for i in (1, 2, 3, 4)]
+    m = model("s3d-400-16")
+    rs = m["phases"][0]["rs"]
+
+    def prof(mibps):
+        return Profile.from_points([{"operation": "write", "np": 16, "rs": rs, "bw_Bps": mibps * MiB,
+                                     "collective": True}])
+    res = compare(m, vcs, [prof(40), prof(30), prof(80), prof(431)])
+    assert res["infeasible"] == [{"vc": "vc3", "reasons": res["predictions"]["vc3"]["reasons"]}]
+    assert res["by_time"] == ["vc4", "vc1", "vc2"]
+    costs = {k: p["cost_usd"] for k, p in res["predictions"].items()}
+    assert res["by_cost"] == sorted(["vc1", "vc2", "vc4"], key=costs.get)
+    assert res["by_perf_cost"] == sorted(["vc1", "vc2", "vc4"], key=lambda k: -res["perf_cost"][k])
+    t4 = m["weight"] / (431 * MiB)
+    assert res["perf_cost"]["vc4"] == pytest.approx(431 / (t4 / 3600 * 0.239 * 11 + 16 * 0.55), rel=1e-12)
+    # ranked on the variable cost only (the instances), VC 4 is the cheapest
+    res_var = compare(m, vcs, {"vc1": prof(40), "vc2": prof(30), "vc3": prof(80), "vc4": prof(431)},
+                      cost_key="cost_var_usd")
+    assert res_var["by_cost"][0] == "vc4" and res_var["by_perf_cost"][0] == "vc4"
+    text = format_comparison(res)
+    assert "vc3: storage:" in text and "by I/O time:" in text
+    # a feasible VC without any bandwidth cannot be predicted: listed apart
+    res = compare(m, vcs, [prof(40), None, None, prof(431)])
+    assert [x["vc"] for x in res["unavailable"]] == ["vc2"]
+    assert "no write bandwidth" in res["unavailable"][0]["reason"]
+    assert res["by_time"] == ["vc4", "vc1"]
+    pytest.importorskip("matplotlib")
+    out = plot_comparison(res, tmp_path / "fig")
+    assert [p.name for p in out] == ["cost.png", "perf_cost.png"]
+    assert all(p.stat().st_size > 1000 and p.read_bytes()[:4] == b"\x89PNG" for p in out)
