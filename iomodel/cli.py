@@ -175,6 +175,89 @@ def cmd_plot(args):
     return 0
 
 
+def _clusters(args):
+    """The --vc clusters (names of shipped ones or paths), with --region."""
+    from iomodel.replay.cluster import load_cluster
+    return [load_cluster(v, region=args.region) for v in args.vc]
+
+
+def _profiles(args, clusters):
+    """Each cluster's profile, with --profile NAME=PATH overriding one."""
+    from iomodel.replay.profile import Profile
+    given = {}
+    for item in args.profile or []:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise ValueError(f"--profile {item!r}: expected NAME=PATH (NAME: a cluster's name)")
+        given[name] = Profile.read(path)
+    out = []
+    for c in clusters:
+        p = Profile.load(c)
+        if c.name in given:
+            p = given.pop(c.name) + p
+        out.append(p)
+    if given:
+        raise ValueError(f"--profile names no --vc cluster: {', '.join(given)}")
+    return out
+
+
+def _replay_bandwidths(path):
+    """{phase id: B/s} from a replay's results (DIR or DIR/results.json)."""
+    from pathlib import Path
+    p = Path(path)
+    p = p / "results.json" if p.is_dir() else p
+    data = json.loads(p.read_text())
+    out = {}
+    for entry in data.get("runs", {}).values():
+        if entry.get("ok"):
+            for pid in entry["phase_ids"]:
+                out[int(pid)] = entry["bandwidth_Bps"]
+    if not out:
+        raise ValueError(f"{p}: no successful replay results")
+    return out
+
+
+def cmd_predict(args):
+    from iomodel.replay.cluster import ClusterError
+    from iomodel.replay.predict import format_prediction, predict
+    from iomodel.replay.profile import ProfileError
+    model, err = _load(args.model)
+    if err is not None:
+        return err
+    try:
+        (cluster,) = _clusters(args)
+        (profile,) = _profiles(args, [cluster])
+        bws = _replay_bandwidths(args.replay) if args.replay else None
+        pred = predict(model, cluster, profile=profile, bandwidths=bws)
+    except (ClusterError, ProfileError, ValueError, OSError) as e:
+        return fail(str(e))
+    print(json.dumps(pred, indent=2) if args.json else format_prediction(pred))
+    return 0
+
+
+def cmd_compare(args):
+    from iomodel.replay.cluster import ClusterError
+    from iomodel.replay.compare import compare, format_comparison, plot_comparison
+    from iomodel.replay.profile import ProfileError
+    model, err = _load(args.model)
+    if err is not None:
+        return err
+    try:
+        clusters = _clusters(args)
+        profiles = _profiles(args, clusters)
+        result = compare(model, clusters, profiles)
+    except (ClusterError, ProfileError, ValueError, OSError) as e:
+        return fail(str(e))
+    print(json.dumps(result, indent=2) if args.json else format_comparison(result))
+    if args.plot:
+        try:
+            files = plot_comparison(result, args.plot)
+        except RuntimeError as e:
+            return fail(str(e))
+        print(f"iomodel: figures in {', '.join(map(str, files))}", file=sys.stderr)
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="iomodel", description=__import__("iomodel").__doc__)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -227,6 +310,31 @@ def build_parser():
     g.add_argument("--logical", action="store_true", help="logical time (communication calls) on x")
     g.add_argument("--from-model", action="store_true", help="draw the phases even if the trace is there")
     g.set_defaults(func=cmd_plot)
+
+    def vc_options(q, many):
+        q.add_argument("--vc", nargs="+" if many else 1, required=True, metavar="VC",
+                       help="cluster description (a YAML file, or a shipped one: vc1..vc4, local)")
+        q.add_argument("--region", help="price region (default: the first listed)")
+        q.add_argument("--profile", action="append", metavar="NAME=PATH",
+                       help="use this bandwidth profile (Parquet) for cluster NAME")
+        q.add_argument("--json", action="store_true", help="print one JSON object")
+
+    pr = sub.add_parser("predict", help="I/O time and cost of a model on a cluster",
+                        description="Predict the model's I/O time per phase, its cost "
+                        "(expressions 5-8) and feasibility on a cluster, from the cluster's "
+                        "bandwidth profile or from a replay (docs/commands/predict.md).")
+    pr.add_argument("model", help="model file")
+    vc_options(pr, many=False)
+    pr.add_argument("--replay", metavar="DIR", help="use the bandwidths an `iomodel replay` measured")
+    pr.set_defaults(func=cmd_predict)
+
+    co = sub.add_parser("compare", help="rank clusters by I/O time, cost and performance/cost",
+                        description="Predict the model on every cluster and rank them "
+                        "(docs/commands/compare.md).")
+    co.add_argument("model", help="model file")
+    vc_options(co, many=True)
+    co.add_argument("--plot", metavar="DIR", help="draw the paper's Figures 2 and 3 into DIR")
+    co.set_defaults(func=cmd_compare)
     return p
 
 

@@ -305,4 +305,9 @@ def test_the_documented_example_loads(tmp_path):
     example = doc.split("## Example: VC3", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
     c = load_cluster(_write(tmp_path, example))
     assert c.name == "vc3" and c.bandwidth_points[0]["bw_Bps"] == 84 * MiB
-    assert load_cluster("vc3").bandwidth_points == []
+    # the shipped vc3 carries the paper's measurements: Table VI (IOzone, np 1) and Table VII
+    shipped = load_cluster("vc3").bandwidth_points
+    assert [(p["operation"], p["np"], p["rs"], p["bw_Bps"] / MiB) for p in shipped[:2]] == \
+        [("write", 1, 8 * MiB, 116), ("read", 1, 8 * MiB, 291)]
+    assert (shipped[4]["np"], shipped[4]["bw_Bps"] / MiB, shipped[4]["collective"]) == (4, 104, True)
+    assert len(shipped) == 4 + 10

@@ -1,0 +1,71 @@
+"""Replay backends: one table of functions per backend, as IOR's aiori.h has
+one per I/O interface.  Both backends take the same invocations (the IOR
+options of replay/ior.py) and report in one result format (replay/results.py).
+
+    ior      IOR 4.x, found on PATH or where the cluster description says;
+             never shipped, downloaded or built by iomodel (it is GPLv2)
+    builtin  iomodel_replay, the project's own MPI-IO replayer (replay/replayer.c),
+             which accepts the same options and writes the same JSON summary
+"""
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    describe: str
+    # the program to run on the cluster, or None with the reason it cannot run
+    find: Callable[[object], tuple]
+    # argv of one invocation (without the launcher), writing its summary to `summary`
+    argv: Callable[[object, str, Path, int], list]
+    # results of a finished run: (stdout, summary path) -> list of operation dicts
+    parse: Callable[[str, Optional[Path]], list]
+
+
+def _find_ior(cluster):
+    prog = getattr(cluster, "ior", None) or "ior"
+    found = shutil.which(prog) if os.sep not in prog else (prog if os.access(prog, os.X_OK) else None)
+    if found:
+        return found, None
+    where = f"at {prog} (the cluster description's run.ior)" if os.sep in prog else "on PATH"
+    return None, (f"IOR not found {where}: install IOR 4.x (e.g. `spack install ior`, or build "
+                  f"it from github.com/hpc/ior) and put it on PATH or set run.ior in "
+                  f"{getattr(cluster, 'path', 'the cluster description')}; or use --backend builtin")
+
+
+def _find_builtin(cluster):
+    from .results import replayer_path
+    try:
+        return str(replayer_path()), None
+    except (FileNotFoundError, RuntimeError) as e:
+        return None, str(e)
+
+
+def _argv(inv, prog, summary, repeat):
+    from .ior import command
+    argv = command(inv, ior=prog, summary_file=str(summary))
+    if repeat > 1:
+        argv += ["-i", str(repeat)]
+    return argv
+
+
+def _parse(stdout, summary):
+    from .results import parse_ior_output
+    return parse_ior_output(stdout, summary_file=summary)
+
+
+BACKENDS = {
+    "ior": Backend("ior", "IOR 4.x from the cluster", _find_ior, _argv, _parse),
+    "builtin": Backend("builtin", "iomodel's own MPI-IO replayer", _find_builtin, _argv, _parse),
+}
+
+
+def get_backend(name):
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}: choose one of {', '.join(BACKENDS)}") from None

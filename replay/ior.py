@@ -1,0 +1,433 @@
+"""IOR 4.x invocations from an I/O model: step 4 of the method (Table II).
+
+Each run of identical phases (`model["runs"]`, Table V's "1 to 40") becomes
+IOR runs, one per file the run touches (docs/commands/ior.md):
+
+    strided     -s <total rep>     -b rs          -t rs
+    sequential  -s <phases>        -b rep * rs    -t rs    (per process)
+    random      -s <phases>        -b rep * rs    -t rs    -z
+    unique files add -F; collective phases add -c (MPIIO)
+
+so NAS BT-IO's 40 write phases of rep 1 are one IOR run with -s 40 (Table
+VII) and each of S3D-IO's five checkpoint files is one IOR run with -s 1
+(Table IX).  What IOR cannot express is said, one sentence each, in
+`Invocation.approximations`; every size changed to satisfy IOR (t and b
+multiples of 8, b a multiple of t) is in `Invocation.roundings`.
+
+    ior_invocations(model, cluster=None) -> [Invocation]
+    command(inv, ior="ior", summary_file=None) -> argv
+    to_sh(model, invocations, launcher=["mpirun"]) -> shell script
+    to_ior_script(invocations, np=None) -> IOR -f script (one np)
+    ior_scripts(invocations) -> {np: IOR -f script}
+    to_json(invocations) -> dict
+
+Nothing here runs IOR (replay/runner.py does).
+"""
+import os
+import re
+import shlex
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+from iomodel.models import validate
+
+FORMAT = "iomodel-ior"
+VERSION = 1
+ALIGN = 8                      # IOR: b and t are multiples of sizeof(IOR_size_t)
+MiB = 1 << 20
+
+
+@dataclass
+class Invocation:
+    """One IOR run: the options of Table II for a run of identical phases."""
+    phase_ids: list            # the model's phases it stands for
+    np: int
+    api: str                   # "MPIIO" | "POSIX"                     -a
+    segments: int              #                                       -s
+    block: int                 # bytes per process per segment         -b
+    transfer: int              # bytes per I/O call                    -t
+    file_per_proc: bool        #                                       -F
+    collective: bool           #                                       -c
+    operation: str             # "write" | "read"
+    test_file: str             #                                       -o
+    flags: list = field(default_factory=list)   # -w/-r, -k, -E, -e, -C, -z
+    setup: Optional["Invocation"] = None        # reads: the write that creates the file
+    approximations: list = field(default_factory=list)   # sentences
+    roundings: list = field(default_factory=list)        # {"what", "from", "to"}
+    weight: int = 0            # bytes the phases moved in the application
+    access_mode: str = ""      # of the phases
+
+    @property
+    def bytes(self):
+        """Bytes IOR moves: every process, every segment, one block."""
+        return self.np * self.segments * self.block
+
+    @property
+    def label(self):
+        a, b = self.phase_ids[0], self.phase_ids[-1]
+        return f"phase {a}" if a == b else f"phases {a} to {b}"
+
+
+# ------------------------------------------------------------------ helpers
+
+def _cluster_settings(cluster):
+    workdir = getattr(cluster, "workdir", None) or "."
+    return str(workdir), bool(getattr(cluster, "defeat_page_cache", False))
+
+
+def sanitize(name):
+    """A model name as a file name part: runs of other characters become '_'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-") or "model"
+
+
+def _nearest_multiple(x, m):
+    """The multiple of m nearest x (ties up), at least m."""
+    q, r = divmod(int(x), m)
+    return max(m, (q + (1 if 2 * r >= m else 0)) * m)
+
+
+def _size(n):
+    return f"{n} B ({n / MiB:.2f} MiB)" if n >= MiB else f"{n} B"
+
+
+def _ids(phases):
+    a, b = phases[0]["id"], phases[-1]["id"]
+    return f"phase {a}" if a == b else f"phases {a} to {b}"
+
+
+def _posix_only(model):
+    """The source says the operations are POSIX ones (a Darshan log with DXT_POSIX only)."""
+    src = model.get("source", {})
+    return src.get("kind") == "darshan" and any(
+        "DXT_POSIX" in s and "no DXT_MPIIO" in s for s in src.get("inferred", []))
+
+
+def _api(model, phase, notes):
+    routine = phase.get("routine")
+    if routine:
+        return "MPIIO" if routine.startswith("MPI_") else "POSIX"
+    if _posix_only(model):
+        notes.append("The MPI routine is unknown, and the Darshan log has only POSIX "
+                     "operations (DXT_POSIX): IOR's POSIX API was used.")
+        return "POSIX"
+    notes.append("The MPI routine is unknown (the source does not record it): IOR's MPIIO API "
+                 "was used.")
+    return "MPIIO"
+
+
+def _chunks(model):
+    """Runs of identical phases, cut where the file changes: each chunk is one
+    IOR run (S3D-IO's run "1 to 5" over five files gives five chunks)."""
+    phases = model["phases"]
+    covered = set()
+    runs = []
+    for a, b in model["runs"]:
+        runs.append(phases[a - 1: b])
+        covered.update(range(a, b + 1))
+    runs += [[p] for p in phases if p["id"] not in covered]
+    runs.sort(key=lambda r: r[0]["id"])
+    for run in runs:
+        chunk = [run[0]]
+        for p in run[1:]:
+            if p["file"] == chunk[-1]["file"]:
+                chunk.append(p)
+            else:
+                yield chunk
+                chunk = [p]
+        yield chunk
+
+
+def _transfer_wanted(phase, notes):
+    """The transfer size before rounding: the request size when every
+    operation of every process has the same one, else rs (merged)."""
+    groups = phase.get("rs_groups") or [{"request_sizes": phase["request_sizes"]}]
+    sizes = {s for g in groups for s in g["request_sizes"]}
+    if len(sizes) == 1:
+        return sizes.pop()
+    mixed = [g["request_sizes"] for g in groups if len(set(g["request_sizes"])) > 1]
+    if mixed:
+        shown = ", ".join(str(s) for s in mixed[0][:6]) + (", ..." if len(mixed[0]) > 6 else "")
+        notes.append(f"A repetition mixes request sizes (iop {len(mixed[0])}: {shown} B); IOR "
+                     f"has one transfer size: the operations of a repetition were merged into "
+                     f"one transfer of rs = {phase['rs']} B.")
+    return phase["rs"]
+
+
+def _layout_notes(model, chunk, shared, notes):
+    """Sentences for what IOR's segmented layout does not reproduce."""
+    p = chunk[0]
+    off = p["offsets"]
+    n, rs, rep, mode = p["np"], p["rs"], p["rep"], p["access_mode"]
+    if off.get("contiguous") is None and off.get("first") is None:
+        notes.append("The file offsets are unknown (the source does not give them): IOR's "
+                     f"layout for {mode} access was assumed.")
+        return
+    if off.get("first") not in (None, 0):
+        notes.append(f"The phase starts at byte {off['first']} of the file; IOR starts at byte 0.")
+    if off.get("contiguous") is False:
+        notes.append("Each operation of a process covers non-contiguous ranges of the file (a "
+                     "file view): IOR's segmented layout, one contiguous block of -b bytes per "
+                     "process and segment, stands in for the view.")
+    if mode == "random":
+        return
+    # file bytes of one IOR segment: what separates a process's consecutive segments
+    per_seg = (rs if mode == "strided" else rep * rs) * (n if shared else 1)
+    if shared and n > 1:
+        want = rs if mode == "strided" else rep * rs
+        if off.get("per_rank") is None and "starts" in off:
+            starts = off["starts"]
+            shown = ", ".join(map(str, starts[:6])) + (", ..." if len(starts) > 6 else "")
+            notes.append(f"The processes' first offsets are not affine in the rank (starts "
+                         f"{shown} B from the phase's first byte): IOR places rank r's block at "
+                         f"r * b in each segment.")
+        elif off.get("per_rank") is not None and off["per_rank"] != want:
+            notes.append(f"Consecutive ranks start {off['per_rank']} B apart; in IOR they start "
+                         f"one block (-b) apart.")
+    if mode == "strided" and rep > 1:
+        if off.get("stride") is None:
+            notes.append("The distance between a process's repetitions is not constant; IOR's "
+                         "segments are evenly spaced.")
+        elif off["stride"] != per_seg:
+            notes.append(f"A process's repetitions are {off['stride']} B apart; IOR's segments "
+                         f"are {'np * b' if shared else 'b'} = {per_seg} B apart.")
+    firsts = [q["offsets"].get("first") for q in chunk]
+    if len(chunk) > 1 and None not in firsts:
+        want, at = [], firsts[0]
+        for q in chunk:
+            want.append(at)
+            at += (q["rep"] if mode == "strided" else 1) * per_seg
+        if firsts != want:
+            shown = ", ".join(map(str, firsts[:4])) + (", ..." if len(firsts) > 4 else "")
+            notes.append(f"{_ids(chunk)} start at bytes {shown}, not one after the other; IOR "
+                         f"writes them as consecutive segments of one file.")
+
+
+# -------------------------------------------------------------- generation
+
+def _invocation(model, chunk, workdir, defeat):
+    p = chunk[0]
+    files = model["files"]
+    f = files[p["file"]]
+    shared = f["access_type"] == "shared"
+    notes, roundings = [], []
+    api = _api(model, p, notes)
+    mode = p["access_mode"]
+    rs, rep, n = p["rs"], p["rep"], p["np"]
+    total_rep = sum(q["rep"] for q in chunk)
+
+    if p.get("rs_groups"):
+        groups = "; ".join(f"rank{'s' if re.search('[-,]', g['ranks']) else ''} {g['ranks']}: "
+                           f"{g['rs']} B" for g in p["rs_groups"][:4])
+        more = "; ..." if len(p["rs_groups"]) > 4 else ""
+        notes.append(f"The processes move different amounts per repetition ({groups}{more}); "
+                     f"IOR moves the same on every process: rs = {rs} B, their mean, was used.")
+
+    t0 = _transfer_wanted(p, notes)
+    if mode == "strided":
+        segments, b0 = total_rep, rs
+    else:                                   # sequential, random: one segment per phase
+        segments, b0 = len(chunk), rep * rs
+
+    t = t0
+    if t0 <= 0 or t0 % ALIGN:
+        t = _nearest_multiple(t0, ALIGN)
+        roundings.append({"what": "transfer size (-t)", "from": t0, "to": t})
+    b = b0
+    if b0 < t or b0 % t:
+        b = _nearest_multiple(b0, t)
+        roundings.append({"what": "block size (-b)", "from": b0, "to": b})
+
+    collective = bool(p.get("collective")) and api == "MPIIO"
+    if p.get("collective") is None and api == "MPIIO":
+        notes.append("Whether the operations were collective is unknown: IOR's independent I/O "
+                     "(no -c) was used.")
+
+    op = p["operation"]
+    flags = ["-w"] if op == "write" else ["-r", "-k", "-E"]
+    if mode == "random":
+        if b > t:
+            flags.append("-z")
+            notes.append("Random access: IOR's -z shuffles the transfers within each segment "
+                         "(on a shared file it also deals them to the processes at random, so "
+                         "they move unequal amounts), not the application's offsets.")
+            if collective:
+                collective = False
+                notes.append("IOR cannot combine random offsets (-z) with collective MPI-IO: the "
+                             "collective operations run as independent ones.")
+        else:
+            notes.append("Random access with one transfer per segment: IOR's -z needs -b > -t, "
+                         "so the access is sequential.")
+    if defeat:
+        if op == "write":
+            flags.append("-e")
+        elif "-z" in flags and shared:
+            notes.append("IOR refuses -C with -z on a shared file: the read is not reordered "
+                         "and may be served from the page cache of the nodes that wrote it.")
+        else:
+            flags.append("-C")
+
+    _layout_notes(model, chunk, shared, notes)
+
+    weight = sum(q["weight"] for q in chunk)
+    moved = n * segments * b
+    if roundings:
+        what = ", ".join(f"{r['what']} {r['from']} -> {r['to']} B" for r in roundings)
+        notes.append(f"Sizes rounded for IOR (-t and -b multiples of {ALIGN} B, -b a multiple of "
+                     f"-t): {what}.")
+    if moved != weight:
+        notes.append(f"IOR moves {moved} B where the phases moved {weight} B "
+                     f"({(moved - weight) / weight * 100 if weight else 0:+.4f}%).")
+
+    test_file = os.path.join(workdir, f"iomodel.{sanitize(model['application']['name'])}"
+                                      f".{p['id']}")
+    ids = [q["id"] for q in chunk]
+    inv = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b, transfer=t,
+                     file_per_proc=not shared, collective=collective, operation=op,
+                     test_file=test_file, flags=flags, approximations=notes,
+                     roundings=roundings, weight=weight, access_mode=mode)
+    if op == "read":
+        inv.setup = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b,
+                               transfer=t, file_per_proc=not shared, collective=collective,
+                               operation="write", test_file=test_file,
+                               flags=["-w", "-k"] + (["-e"] if defeat else []),
+                               weight=0, access_mode=mode)
+    return inv
+
+
+def ior_invocations(model, cluster=None):
+    """The IOR runs of a model, in phase order: one per run of identical
+    phases and file.  `cluster` (duck-typed) gives `workdir` (default ".")
+    and `defeat_page_cache` (default False: no -e/-C)."""
+    validate(model)
+    workdir, defeat = _cluster_settings(cluster)
+    return [_invocation(model, chunk, workdir, defeat) for chunk in _chunks(model)]
+
+
+# ----------------------------------------------------------------- output
+
+def _safe_directive(value, what):
+    """IOR's -O and script directives stop at whitespace and split at ',' and '#'."""
+    if re.search(r"[\s,#]", value):
+        raise ValueError(f"{what} {value!r}: IOR cannot take a path with spaces, ',' or '#' in "
+                         f"a directive; choose another directory")
+    return value
+
+
+def command(inv, ior="ior", summary_file=None):
+    """The IOR argv of one invocation (without the launcher)."""
+    argv = [ior, "-a", inv.api, "-s", str(inv.segments), "-b", str(inv.block),
+            "-t", str(inv.transfer)]
+    if inv.file_per_proc:
+        argv.append("-F")
+    if inv.collective:
+        argv.append("-c")
+    argv += list(inv.flags)
+    argv += ["-o", inv.test_file]
+    if summary_file is not None:
+        argv += ["-O", "summaryFormat=JSON",
+                 "-O", f"summaryFile={_safe_directive(str(summary_file), 'summary file')}"]
+    return argv
+
+
+def _launch(launcher, np_):
+    launcher = list(launcher)
+    flag = "-n" if launcher and os.path.basename(launcher[0]) == "srun" else "-np"
+    return launcher + [flag, str(np_)]
+
+
+def _removal(inv):
+    return f"rm -f {shlex.quote(inv.test_file)}" + \
+        (f" {shlex.quote(inv.test_file)}.*" if inv.file_per_proc else "")
+
+
+def to_sh(model, invocations, launcher=("mpirun",), ior="ior"):
+    """A shell script: one launcher line per invocation, preceded by comments
+    naming its phases and what IOR could not reproduce; a read is preceded by
+    the write that creates its file (not measured) and followed by its removal."""
+    app = model["application"]
+    lines = ["#!/bin/sh",
+             f"# IOR 4.x runs for the I/O model of {app['name']} (np {app['np']}): one per run",
+             "# of identical phases and file (Table II of the PAS2P-IO method; docs/commands/ior.md).",
+             "set -e"]
+    for inv in invocations:
+        lines.append("")
+        lines.append(f"# {inv.label}: {inv.operation}, {inv.access_mode}, np {inv.np}, "
+                     f"{inv.weight} B in the application")
+        for note in inv.approximations:
+            lines.append(f"#   approximation: {note}")
+        if inv.setup is not None:
+            lines.append("# setup (not measured): write the file the read reads")
+            lines.append(shlex.join(_launch(launcher, inv.setup.np) + command(inv.setup, ior)))
+        lines.append(shlex.join(_launch(launcher, inv.np) + command(inv, ior)))
+        if inv.setup is not None:
+            lines.append(_removal(inv))
+    return "\n".join(lines) + "\n"
+
+
+def _script_test(inv, comment):
+    d = {
+        "api": inv.api,
+        "numTasks": inv.np,
+        "testFile": _safe_directive(inv.test_file, "test file"),
+        "segmentCount": inv.segments,
+        "blockSize": inv.block,
+        "transferSize": inv.transfer,
+        "filePerProc": int(inv.file_per_proc),
+        "collective": int(inv.collective),
+        "writeFile": int("-w" in inv.flags),
+        "readFile": int("-r" in inv.flags),
+        "keepFile": int("-k" in inv.flags),
+        "useExistingTestFile": int("-E" in inv.flags),
+        "reorderTasks": int("-C" in inv.flags),
+        "fsync": int("-e" in inv.flags),
+        "randomOffset": int("-z" in inv.flags),
+    }
+    return [f"# {comment}"] + [f"{k}={v}" for k, v in d.items()] + ["RUN"]
+
+
+def to_ior_script(invocations, np=None, summary_file=None):
+    """An IOR script (`ior -f FILE`). One script runs all its tests with the
+    processes it was launched with, so it holds the invocations of one np:
+    `np`, or the only one the invocations have (see ior_scripts()).  Every
+    test sets every option, since a test inherits the previous one's."""
+    nps = sorted({inv.np for inv in invocations})
+    if np is None:
+        if len(nps) > 1:
+            raise ValueError(f"these invocations use np {', '.join(map(str, nps))}; an IOR "
+                             f"script runs all its tests with one np: give np, or use "
+                             f"ior_scripts() for one script per np")
+        np = nps[0] if nps else 1
+    chosen = [inv for inv in invocations if inv.np == np]
+    lines = [f"# IOR 4.x script: run with `mpirun -np {np} ior -f FILE`.",
+             "# All its tests run with the same processes; invocations with another np are "
+             "in other scripts.",
+             "IOR START"]
+    if summary_file is not None:
+        lines += ["summaryFormat=JSON",
+                  f"summaryFile={_safe_directive(str(summary_file), 'summary file')}"]
+    for inv in chosen:
+        if inv.setup is not None:
+            lines += _script_test(inv.setup, f"{inv.label}: setup (not measured), writes the "
+                                             f"file the read reads")
+        lines += _script_test(inv, f"{inv.label}: {inv.operation}")
+    lines.append("IOR STOP")
+    return "\n".join(lines) + "\n"
+
+
+def ior_scripts(invocations, summary_file=None):
+    """{np: IOR script} for every np of the invocations."""
+    return {n: to_ior_script(invocations, n, summary_file)
+            for n in sorted({inv.np for inv in invocations})}
+
+
+def to_json(invocations):
+    """The invocations as one JSON-ready object (with each one's argv)."""
+    def one(inv):
+        d = asdict(inv)
+        d["command"] = command(inv)
+        d["bytes"] = inv.bytes
+        if inv.setup is not None:
+            d["setup"]["command"] = command(inv.setup)
+            d["setup"]["bytes"] = inv.setup.bytes
+        return d
+    return {"format": FORMAT, "version": VERSION, "invocations": [one(i) for i in invocations]}

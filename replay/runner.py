@@ -1,0 +1,161 @@
+"""Running invocations on a cluster: the launcher, progress, failures, resuming.
+
+`replay()` runs each invocation of a model (replay/ior.py) through the
+cluster's launcher with a backend (replay/backends.py), and keeps every
+result in DIR/results.json as soon as it is known, so an interrupted replay
+starts again where it stopped.  A failing run is reported with its output and
+the others go on.
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STATE = "results.json"
+
+
+def launcher_argv(cluster, np_):
+    """The launch command for np processes, as the cluster description says."""
+    opts = list(getattr(cluster, "launcher_options", []) or [])
+    launcher = getattr(cluster, "launcher", "mpirun")
+    if launcher == "srun":
+        return ["srun", "-n", str(np_), *opts]
+    argv = ["mpirun", "-np", str(np_), *opts]
+    if getattr(cluster, "hostfile", None):
+        argv += ["--hostfile", str(cluster.hostfile)]
+    return argv
+
+
+def launch_env():
+    """As root, let Open MPI's mpirun run (it refuses by default)."""
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return env
+
+
+def run_one(argv, timeout=None):
+    """(exit code, combined output, seconds)."""
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, env=launch_env(), timeout=timeout)
+        return p.returncode, p.stdout + p.stderr, time.monotonic() - t0, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return 124, out + f"\n(timed out after {timeout} s)", time.monotonic() - t0, out
+    except FileNotFoundError as e:
+        return 127, f"{argv[0]}: {e.strerror}", time.monotonic() - t0, ""
+
+
+def key_of(inv):
+    """A stable name for an invocation, to find it again when resuming."""
+    from .ior import to_json
+    text = json.dumps(to_json([inv]), sort_keys=True)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+class State:
+    """DIR/results.json: one entry per finished invocation, written at once."""
+
+    def __init__(self, outdir):
+        self.dir = Path(outdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / STATE
+        self.data = {"runs": {}}
+        if self.path.exists():
+            try:
+                self.data = json.loads(self.path.read_text())
+            except json.JSONDecodeError:
+                bad = self.path.with_suffix(".json.damaged")
+                self.path.rename(bad)
+                print(f"iomodel: {self.path} was damaged (kept as {bad}); starting afresh",
+                      file=sys.stderr)
+
+    def done(self, key):
+        r = self.data["runs"].get(key)
+        return r if r and r.get("ok") else None
+
+    def record(self, key, entry):
+        self.data["runs"][key] = entry
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1))
+        tmp.replace(self.path)           # whatever happens next, this result is kept
+
+
+def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None):
+    """Run one invocation (and its setup, for reads); returns a result entry."""
+    name = f"phases-{inv.phase_ids[0]}-{inv.phase_ids[-1]}-{inv.operation}"
+    entry = {"phase_ids": list(inv.phase_ids), "operation": inv.operation, "np": inv.np,
+             "backend": backend.name, "ok": False}
+    if inv.setup is not None:
+        argv = launcher_argv(cluster, inv.setup.np) + backend.argv(
+            inv.setup, prog, Path(outdir) / f"{name}.setup.json", 1)
+        rc, out, secs, _ = run_one(argv, timeout)
+        if rc != 0:
+            entry.update(command=argv, error=f"the write that prepares the file to read failed "
+                         f"(exit {rc})", output=out[-4000:])
+            return entry
+    summary = Path(outdir) / f"{name}.json"
+    argv = launcher_argv(cluster, inv.np) + backend.argv(inv, prog, summary, repeat)
+    rc, out, secs, stdout = run_one(argv, timeout)
+    entry.update(command=argv, seconds=secs)
+    if rc != 0:
+        entry.update(error=f"exit {rc}", output=out[-4000:])
+        return entry
+    try:
+        ops = backend.parse(stdout, summary if summary.exists() else None)
+    except ValueError as e:
+        entry.update(error=str(e), output=out[-4000:])
+        return entry
+    mine = [o for o in ops if o["operation"] == inv.operation]
+    if not mine:
+        entry.update(error=f"no {inv.operation} result in the output", output=out[-4000:])
+        return entry
+    o = mine[0]
+    mean = o["bandwidth_Bps"]
+    std = o.get("bw_MiBps_std") or 0.0
+    entry.update(ok=True, bandwidth_Bps=mean, time_s=o.get("mean_time_s"),
+                 bytes=o.get("aggregate_bytes"), repetitions=o.get("repetitions", repeat),
+                 variation=(std * 2**20 / mean) if mean else None)
+    return entry
+
+
+def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys.stderr):
+    """Run every invocation of the model; returns (results by phase id, failures)."""
+    from .ior import ior_invocations
+    prog, why = backend.find(cluster)
+    if prog is None:
+        raise RuntimeError(why)
+    state = State(outdir)
+    invs = ior_invocations(model, cluster)
+    failures = []
+    for i, inv in enumerate(invs, 1):
+        key = key_of(inv)
+        ids = f"{inv.phase_ids[0]}" + (f" to {inv.phase_ids[-1]}" if len(inv.phase_ids) > 1 else "")
+        head = f"[{i}/{len(invs)}] phases {ids}: {inv.operation}, np {inv.np}"
+        prev = state.done(key)
+        if prev:
+            print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
+            continue
+        print(f"{head} ...", file=progress, end="", flush=True)
+        entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout)
+        entry["approximations"] = list(getattr(inv, "approximations", []))
+        state.record(key, entry)
+        if entry["ok"]:
+            print(f" {entry['bandwidth_Bps'] / 2**20:.1f} MiB/s in {entry['time_s']:.3f} s", file=progress)
+        else:
+            failures.append(entry)
+            print(f" FAILED: {entry['error']}", file=progress)
+            print("\n".join("    " + l for l in entry.get("output", "").strip().splitlines()[-15:]),
+                  file=progress)
+    by_phase = {}
+    for inv in invs:
+        entry = state.done(key_of(inv))
+        if entry:
+            for pid in entry["phase_ids"]:
+                by_phase[pid] = entry
+    return by_phase, failures

@@ -1,0 +1,488 @@
+"""IOR invocations from I/O models (replay/ior.py, docs/commands/ior.md).
+
+The paper's example models must give the IOR parameters of Tables VII (NAS
+BT-IO) and IX (S3D-IO), read from ../shared/reference/paper-tables.json; small
+hand-written models check each rule of Table II and each approximation.
+IOR itself is not run (it is not installed here)."""
+import json
+import shlex
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
+
+from iomodel.models import ModelError, find_runs, load_model, validate
+from iomodel.models import paper
+from iomodel.replay.ior import (Invocation, command, ior_invocations, ior_scripts, sanitize,
+                                to_ior_script, to_json, to_sh)
+
+MIB = 2 ** 20
+BT = [(c, n) for c in "BC" for n in (4, 9, 16, 25, 36)]
+S3D = [(g, n) for g in (200, 400) for n in (8, 16, 32)]
+
+
+def check_ior_rules(inv):
+    """What IOR 4.x's ValidateTests and MPIIO check_params require."""
+    assert inv.transfer > 0 and inv.transfer % 8 == 0
+    assert inv.block % 8 == 0 and inv.block % inv.transfer == 0 and inv.block >= inv.transfer
+    assert inv.segments >= 1 and inv.np >= 1
+    if "-z" in inv.flags:
+        assert inv.block > inv.transfer
+        assert not (inv.api == "MPIIO" and inv.collective)
+        assert not ("-C" in inv.flags and not inv.file_per_proc)
+    if inv.api == "POSIX":
+        assert not inv.collective
+    assert ("-w" in inv.flags) != ("-r" in inv.flags)
+    assert ("-w" in inv.flags) == (inv.operation == "write")
+    if inv.operation == "read":
+        assert inv.setup is not None
+        check_ior_rules(inv.setup)
+    else:
+        assert inv.setup is None or inv.setup.setup is None
+
+
+def nearest8(x):
+    q, r = divmod(x, 8)
+    return max(8, (q + (r >= 4)) * 8)
+
+
+# ------------------------------------------------------------ the paper
+
+@pytest.fixture(scope="module")
+def tables():
+    if not paper.TABLES.is_file():
+        pytest.skip(f"no paper tables at {paper.TABLES}")
+    return json.loads(paper.TABLES.read_text(), parse_float=Decimal)
+
+
+def mib_close(nbytes, printed):
+    """The table's MB (MiB) value, within its printed rounding. The paper rounds
+    Table V's already rounded rs again (10.12 MiB is Table V's 10 MB, printed
+    10.0; 40.546 is 40.55, printed 40.6), hence 0.1 MiB on top of half a unit."""
+    digits = -printed.as_tuple().exponent
+    return abs(nbytes / MIB - float(printed)) <= 0.5 * 10 ** -digits + 0.1
+
+
+@pytest.mark.parametrize("cls,np_", BT)
+def test_btio_table_vii(tables, cls, np_):
+    row = next(r for r in tables["table_VII_btio_ior_on_vc3"]["rows"]
+               if r["class"] == cls and r["np"] == np_)
+    model = paper.load_example(f"btio-{cls}-{np_}")
+    rs = model["phases"][0]["rs"]
+    invs = ior_invocations(model)
+    assert [inv.phase_ids for inv in invs] == [list(range(1, 41)), [41]]
+    write, read = invs
+    for inv, op in ((write, "write"), (read, "read")):
+        check_ior_rules(inv)
+        assert inv.operation == op
+        assert inv.np == np_
+        assert inv.segments == 40                       # s = rep = 40
+        assert inv.block == inv.transfer == nearest8(rs)  # b = t = rs
+        assert mib_close(inv.block, row["b_t_MB"]), (inv.block / MIB, row["b_t_MB"])
+        assert inv.collective and "-c" in command(inv)
+        assert not inv.file_per_proc and "-F" not in command(inv)
+        assert inv.api == "MPIIO"
+    assert write.flags == ["-w"] and write.setup is None
+    assert read.flags == ["-r", "-k", "-E"]
+    s = read.setup
+    assert (s.operation, s.np, s.segments, s.block, s.transfer, s.collective, s.file_per_proc,
+            s.test_file) == ("write", np_, 40, read.block, read.transfer, True, False,
+                             read.test_file)
+    assert "-k" in s.flags and "-w" in s.flags
+    # Table VII's time is the 40 writes' bytes at BW_CH: what the write invocation moves
+    t = write.bytes / MIB / float(row["bw_ch_MBps"])
+    assert t == pytest.approx(float(row["time_s"]), rel=0.03)
+    # the paper's layout is not IOR's: the approximations say so, and the roundings are exact
+    assert any("not affine" in a for a in write.approximations)
+    assert any("non-contiguous" in a for a in write.approximations)
+    assert bool(write.roundings) == (rs % 8 != 0)
+    assert bool(model["phases"][0].get("rs_groups")) == any("mean" in a
+                                                             for a in write.approximations)
+
+
+@pytest.mark.parametrize("grid,np_", S3D)
+def test_s3d_table_ix(tables, grid, np_):
+    row = next(r for r in tables["table_IX_s3dio_ior_on_vc4"]["rows"]
+               if r["workload"] == f"{grid}x3" and r["np"] == np_)
+    model = paper.load_example(f"s3d-{grid}-{np_}")
+    assert model["runs"] == [[1, 5]]
+    rs = model["phases"][0]["rs"]
+    invs = ior_invocations(model)
+    # the run "1 to 5" covers five files: five IOR runs, one file each
+    assert [inv.phase_ids for inv in invs] == [[1], [2], [3], [4], [5]]
+    assert len({inv.test_file for inv in invs}) == 5
+    for inv in invs:
+        check_ior_rules(inv)
+        assert (inv.operation, inv.np, inv.segments) == ("write", np_, 1)   # s = rep = 1
+        assert inv.block == inv.transfer == rs                               # b = t = rs
+        assert mib_close(inv.block, row["b_t_MB"])
+        assert inv.collective and not inv.file_per_proc
+        assert inv.bytes == inv.weight == np_ * rs       # each file as big as the application's
+        assert inv.roundings == []
+        assert inv.approximations == ["The file offsets are unknown (the source does not give "
+                                      "them): IOR's layout for strided access was assumed."]
+    # Table IX's time is the five files' bytes at BW_CH
+    total = sum(inv.bytes for inv in invs)
+    assert total == 5 * np_ * rs == model["weight"]
+    assert total / MIB / float(row["bw_ch_MBps"]) == pytest.approx(float(row["time_s"]), rel=0.02)
+
+
+def test_every_example_is_valid_for_ior():
+    for name in paper.example_names():
+        for inv in ior_invocations(paper.load_example(name)):
+            check_ior_rules(inv)
+            json.dumps(to_json([inv]))
+
+
+# ------------------------------------------------- hand-written models
+
+def make_phase(id, file=0, op="write", np=4, rs=MIB, rep=1, sizes=None, mode="strided",
+               first=0, per_rank="auto", stride="auto", contiguous=True, routine="auto",
+               collective=True, rs_groups=None, starts=None):
+    sizes = sizes or [rs]
+    assert sum(sizes) == rs or rs_groups
+    if routine == "auto":
+        routine = "MPI_File_write_at_all" if op == "write" else "MPI_File_read_at_all"
+    if per_rank == "auto":
+        per_rank = rs if mode == "strided" else rep * rs
+    if stride == "auto":
+        stride = (np * rs if mode == "strided" else rs) if rep > 1 else None
+    if rs_groups:
+        from iomodel.models import parse_ranks
+        weight = sum(len(parse_ranks(g["ranks"])) * g["rs"] for g in rs_groups) * rep
+    else:
+        weight = np * rs * rep
+    offsets = {"first": first, "per_rank": per_rank, "stride": stride, "contiguous": contiguous}
+    if starts is not None:
+        offsets["starts"] = starts
+    p = {"id": id, "file": file, "operation": op, "routine": routine, "collective": collective,
+         "np": np, "ranks": f"0-{np - 1}" if np > 1 else "0", "iop": len(sizes),
+         "request_sizes": sizes, "rs": rs, "rs_min": rs, "rs_max": rs, "rep": rep,
+         "weight": weight, "access_mode": mode, "offsets": offsets,
+         "logical_time": {"first": None, "comm_between": None}, "start_s": float(id),
+         "end_s": id + 0.5, "duration_s": 0.5, "bandwidth_Bps": weight / 0.5, "gap_s": 0.5,
+         "gap_comm": None}
+    if rs_groups:
+        p["rs_groups"] = rs_groups
+        p["rs_min"] = min(g["rs"] for g in rs_groups)
+        p["rs_max"] = max(g["rs"] for g in rs_groups)
+    return p
+
+
+def make_model(phases, files=(("shared", "strided"),), np=4, name="unit app", kind="trace",
+               inferred=()):
+    files = [{"id": i, "name": f"f{i}", "paths": [f"f{i}"], "access_type": t, "np": np,
+              "access_mode": m, "role": "inout", "iof_size": 0, "inf_size": 0, "size": 0,
+              "extent": None} for i, (t, m) in enumerate(files)]
+    model = {
+        "format": "iomodel-model", "version": 1,
+        "application": {"name": name, "command": [], "np": np, "hosts": {}, "run_time_s": None,
+                        "io_time_s": None,
+                        "features": {k: False for k in ("explicit_offsets", "individual_pointers",
+                                                        "shared_pointers", "blocking",
+                                                        "nonblocking", "collective",
+                                                        "independent")}},
+        "source": {"kind": kind, "path": None, "unavailable": [], "inferred": list(inferred)},
+        "analysis": {"max_comm_gap": None, "max_idle_s": None, "threshold_rule": "given"},
+        "files": files, "phases": phases, "runs": find_runs(phases),
+        "order": [[p["id"], p["id"] + 1] for p in phases[:-1]],
+        "weight": sum(p["weight"] for p in phases), "storage_capacity": 0,
+    }
+    return validate(model)
+
+
+def only(model, cluster=None):
+    invs = ior_invocations(model, cluster)
+    assert len(invs) == 1
+    check_ior_rules(invs[0])
+    return invs[0]
+
+
+def test_strided_shared_exact():
+    inv = only(make_model([make_phase(1, rep=10)]))
+    assert (inv.segments, inv.block, inv.transfer) == (10, MIB, MIB)
+    assert (inv.file_per_proc, inv.collective, inv.api) == (False, True, "MPIIO")
+    assert inv.approximations == [] and inv.roundings == []
+    assert inv.bytes == inv.weight
+
+
+def test_sequential_per_process_block():
+    # Table II: -s 1, -b = weight / np = rep * rs (IOR's -b is per process), -t rs
+    inv = only(make_model([make_phase(1, rs=MIB, rep=8, mode="sequential")],
+                          files=[("shared", "sequential")]))
+    assert (inv.segments, inv.block, inv.transfer) == (1, 8 * MIB, MIB)
+    assert inv.bytes == inv.weight == 4 * 8 * MIB
+    assert inv.approximations == [] and inv.roundings == []
+
+
+def test_sequential_run_one_segment_per_phase():
+    phases = [make_phase(i, rep=2, mode="sequential", first=(i - 1) * 4 * 2 * MIB)
+              for i in (1, 2, 3)]
+    inv = only(make_model(phases, files=[("shared", "sequential")]))
+    assert inv.phase_ids == [1, 2, 3]
+    assert (inv.segments, inv.block, inv.transfer) == (3, 2 * MIB, MIB)
+    assert inv.approximations == []
+
+
+def test_strided_run_total_repetitions():
+    # BT-IO's shape: identical phases of rep 1, one dump after the other
+    phases = [make_phase(i, first=(i - 1) * 4 * MIB) for i in range(1, 6)]
+    inv = only(make_model(phases))
+    assert (inv.phase_ids, inv.segments, inv.block, inv.transfer) == ([1, 2, 3, 4, 5], 5, MIB, MIB)
+    assert inv.approximations == []
+
+
+def test_run_with_gaps_between_phases_is_said():
+    phases = [make_phase(i, first=(i - 1) * 8 * MIB) for i in range(1, 4)]
+    inv = only(make_model(phases))
+    assert inv.segments == 3
+    assert inv.approximations == ["phases 1 to 3 start at bytes 0, 8388608, 16777216, not one "
+                                  "after the other; IOR writes them as consecutive segments of "
+                                  "one file."]
+
+
+def test_unique_files_file_per_proc():
+    inv = only(make_model([make_phase(1, rep=4, per_rank=0, stride=MIB)],
+                          files=[("unique", "strided")]))
+    assert inv.file_per_proc and "-F" in command(inv)
+    assert (inv.segments, inv.block, inv.transfer) == (4, MIB, MIB)
+    assert inv.approximations == []
+    seq = only(make_model([make_phase(1, rep=4, mode="sequential", per_rank=0)],
+                          files=[("unique", "sequential")]))
+    assert seq.file_per_proc and (seq.segments, seq.block, seq.transfer) == (1, 4 * MIB, MIB)
+
+
+def test_rounding_to_multiples_of_8():
+    inv = only(make_model([make_phase(1, rs=1000003, rep=2, stride=4 * 1000003,
+                                      per_rank=1000003)]))
+    assert (inv.block, inv.transfer) == (1000000, 1000000)
+    assert inv.roundings == [{"what": "transfer size (-t)", "from": 1000003, "to": 1000000},
+                             {"what": "block size (-b)", "from": 1000003, "to": 1000000}]
+    assert any("rounded" in a and "1000003 -> 1000000" in a for a in inv.approximations)
+    assert any(a.startswith("IOR moves 8000000 B where the phases moved 8000024 B")
+               for a in inv.approximations)
+    # sequential: t to the nearest multiple of 8 (ties up), then b to the nearest multiple of t
+    seq = only(make_model([make_phase(1, rs=1000005, rep=3, mode="sequential")],
+                          files=[("shared", "sequential")]))
+    assert (seq.transfer, seq.block) == (1000008, 3000024)
+    assert seq.roundings == [{"what": "transfer size (-t)", "from": 1000005, "to": 1000008},
+                             {"what": "block size (-b)", "from": 3000015, "to": 3000024}]
+    # tiny requests: t > 0 and a multiple of 8
+    tiny = only(make_model([make_phase(1, rs=3, rep=1)]))
+    assert (tiny.transfer, tiny.block) == (8, 8)
+    # nothing is rounded that need not be
+    assert only(make_model([make_phase(1, rs=4096, rep=3)])).roundings == []
+
+
+def test_rs_groups_use_the_mean():
+    groups = [{"ranks": "0-1", "rs": 1000, "request_sizes": [1000]},
+              {"ranks": "2-3", "rs": 1016, "request_sizes": [1016]}]
+    inv = only(make_model([make_phase(1, rs=1008, rep=3, rs_groups=groups, per_rank=None,
+                                      stride=4 * 1008, starts=[0, 1000, 2000, 3016])]))
+    assert (inv.segments, inv.block, inv.transfer) == (3, 1008, 1008)
+    assert inv.bytes == inv.weight
+    assert ("The processes move different amounts per repetition (ranks 0-1: 1000 B; ranks 2-3: "
+            "1016 B); IOR moves the same on every process: rs = 1008 B, their mean, was used."
+            in inv.approximations)
+    assert any("not affine" in a and "0, 1000, 2000, 3016" in a for a in inv.approximations)
+
+
+def test_mixed_request_sizes_are_merged():
+    sizes = [8, 4096, 1048576]
+    inv = only(make_model([make_phase(1, rs=sum(sizes), sizes=sizes, rep=5)]))
+    assert (inv.segments, inv.block, inv.transfer) == (5, sum(sizes), sum(sizes))
+    assert any("mixes request sizes (iop 3: 8, 4096, 1048576 B)" in a and "merged" in a
+               for a in inv.approximations)
+    # equal sizes: -t is the request size, -b holds the iop transfers; nothing approximated
+    same = only(make_model([make_phase(1, rs=4 * 4096, sizes=[4096] * 4, rep=5)]))
+    assert (same.segments, same.block, same.transfer) == (5, 4 * 4096, 4096)
+    assert same.approximations == []
+
+
+def test_nonzero_first_offset():
+    inv = only(make_model([make_phase(1, first=4096)]))
+    assert inv.approximations == ["The phase starts at byte 4096 of the file; IOR starts at "
+                                  "byte 0."]
+
+
+def test_non_contiguous_view():
+    inv = only(make_model([make_phase(1, contiguous=False)]))
+    assert len(inv.approximations) == 1 and "file view" in inv.approximations[0]
+
+
+def test_random_uses_z():
+    inv = only(make_model([make_phase(1, rs=4096, rep=16, mode="random", per_rank=None,
+                                      stride=None)], files=[("shared", "random")]))
+    assert (inv.segments, inv.block, inv.transfer) == (1, 16 * 4096, 4096)
+    assert "-z" in inv.flags and "-z" in command(inv)
+    # IOR 4.x refuses -z with collective MPI-IO: the phase runs independent, and says so
+    assert not inv.collective and "-c" not in command(inv)
+    assert any("collective" in a and "independent" in a for a in inv.approximations)
+    # one transfer per segment: -z needs b > t, so it is left out and said
+    one = only(make_model([make_phase(1, rs=4096, rep=1, mode="random", per_rank=None,
+                                      stride=None, collective=False)],
+                          files=[("shared", "random")]))
+    assert "-z" not in one.flags and any("-b > -t" in a for a in one.approximations)
+
+
+def test_defeat_page_cache_flags_and_workdir():
+    phases = [make_phase(1), make_phase(2, op="read")]
+    cluster = SimpleNamespace(workdir="/scratch/run", defeat_page_cache=True, name="vc")
+    w, r = ior_invocations(make_model(phases), cluster)
+    assert w.flags == ["-w", "-e"]
+    assert r.flags == ["-r", "-k", "-E", "-C"]
+    assert r.setup.flags == ["-w", "-k", "-e"]
+    assert w.test_file == "/scratch/run/iomodel.unit_app.1"
+    assert r.test_file == r.setup.test_file == "/scratch/run/iomodel.unit_app.2"
+    # no cluster: the current directory, no page-cache flags
+    w0, r0 = ior_invocations(make_model(phases))
+    assert (w0.flags, r0.flags, r0.setup.flags) == (["-w"], ["-r", "-k", "-E"], ["-w", "-k"])
+    assert w0.test_file == "./iomodel.unit_app.1"
+    # -C with -z on a shared file is refused by IOR: left out, and said
+    rnd = make_phase(1, op="read", rs=4096, rep=8, mode="random", per_rank=None, stride=None,
+                     collective=False)
+    inv = only(make_model([rnd], files=[("shared", "random")]), cluster)
+    assert "-z" in inv.flags and "-C" not in inv.flags
+    assert any("-C" in a for a in inv.approximations)
+
+
+def test_api_from_routine_and_source():
+    assert only(make_model([make_phase(1, routine="MPI_File_write_all")])).api == "MPIIO"
+    posix = only(make_model([make_phase(1, routine="pwrite", collective=False)]))
+    assert posix.api == "POSIX" and not posix.collective
+    # Darshan: no routine, no collective flag: MPI-IO, independent, both said
+    dar = only(make_model([make_phase(1, routine=None, collective=None)], kind="darshan"))
+    assert dar.api == "MPIIO" and not dar.collective
+    assert any("routine is unknown" in a for a in dar.approximations)
+    assert any("collective is unknown" in a for a in dar.approximations)
+    # ... unless the log has only POSIX operations
+    only_posix = ["operations from Darshan's DXT_POSIX trace (the log has no DXT_MPIIO "
+                  "operations): one per POSIX read or write"]
+    px = only(make_model([make_phase(1, routine=None, collective=None)], kind="darshan",
+                         inferred=only_posix))
+    assert px.api == "POSIX" and "-a" in command(px) and "POSIX" in command(px)
+
+
+def test_run_over_files_gives_one_invocation_per_file():
+    phases = [make_phase(i, file=i - 1) for i in (1, 2, 3)]
+    model = make_model(phases, files=[("shared", "strided")] * 3)
+    assert model["runs"] == [[1, 3]]
+    invs = ior_invocations(model)
+    assert [i.phase_ids for i in invs] == [[1], [2], [3]]
+    assert [i.test_file for i in invs] == [f"./iomodel.unit_app.{k}" for k in (1, 2, 3)]
+
+
+def test_test_file_name_is_sanitized():
+    inv = only(make_model([make_phase(1)], name="my app/v2 (test)"))
+    assert inv.test_file == "./iomodel.my_app_v2_test.1"
+    assert sanitize("///") == "model"
+
+
+def test_invalid_model_is_refused():
+    model = make_model([make_phase(1)])
+    model["phases"][0]["rep"] = 0
+    with pytest.raises(ModelError, match=r"phases\[0\]\.rep"):
+        ior_invocations(model)
+
+
+# ------------------------------------------------------------- outputs
+
+def small():
+    """A write of 2 repetitions and its read-back, np 4, 1 MiB requests."""
+    return make_model([make_phase(1, rep=2), make_phase(2, op="read", rep=2)], name="small")
+
+
+def test_command_argv():
+    w, r = ior_invocations(small())
+    assert command(w) == ["ior", "-a", "MPIIO", "-s", "2", "-b", "1048576", "-t", "1048576",
+                          "-c", "-w", "-o", "./iomodel.small.1"]
+    assert command(r, ior="/opt/ior/bin/ior", summary_file="/tmp/out/r.json") == [
+        "/opt/ior/bin/ior", "-a", "MPIIO", "-s", "2", "-b", "1048576", "-t", "1048576", "-c",
+        "-r", "-k", "-E", "-o", "./iomodel.small.2",
+        "-O", "summaryFormat=JSON", "-O", "summaryFile=/tmp/out/r.json"]
+    with pytest.raises(ValueError, match="spaces"):
+        command(w, summary_file="/tmp/my results/w.json")
+
+
+def test_sh_lines():
+    model = small()
+    text = to_sh(model, ior_invocations(model))
+    assert text.splitlines() == [
+        "#!/bin/sh",
+        "# IOR 4.x runs for the I/O model of small (np 4): one per run",
+        "# of identical phases and file (Table II of the PAS2P-IO method; docs/commands/ior.md).",
+        "set -e",
+        "",
+        "# phase 1: write, strided, np 4, 8388608 B in the application",
+        "mpirun -np 4 ior -a MPIIO -s 2 -b 1048576 -t 1048576 -c -w -o ./iomodel.small.1",
+        "",
+        "# phase 2: read, strided, np 4, 8388608 B in the application",
+        "# setup (not measured): write the file the read reads",
+        "mpirun -np 4 ior -a MPIIO -s 2 -b 1048576 -t 1048576 -c -w -k -o ./iomodel.small.2",
+        "mpirun -np 4 ior -a MPIIO -s 2 -b 1048576 -t 1048576 -c -r -k -E -o ./iomodel.small.2",
+        "rm -f ./iomodel.small.2",
+    ]
+    # approximations become comments; srun takes -n; unique files are removed per process
+    m = make_model([make_phase(1, op="read", first=64, per_rank=0)], files=[("unique", "strided")],
+                   name="u")
+    lines = to_sh(m, ior_invocations(m), launcher=["srun", "--mpi=pmix"]).splitlines()
+    assert "#   approximation: The phase starts at byte 64 of the file; IOR starts at byte 0." \
+        in lines
+    assert lines[-2] == ("srun --mpi=pmix -n 4 ior -a MPIIO -s 1 -b 1048576 -t 1048576 -F -c "
+                         "-r -k -E -o ./iomodel.u.1")
+    assert lines[-1] == "rm -f ./iomodel.u.1 ./iomodel.u.1.*"
+    # every command line parses back to the invocation's argv
+    for inv, line in zip(ior_invocations(model), [l for l in text.splitlines()
+                                                  if l.startswith("mpirun") and " -r " in l]):
+        assert shlex.split(line)[3:] == command(inv)
+
+
+def test_ior_script_lines():
+    text = to_ior_script(ior_invocations(small()))
+    test = lambda comment, f, w, r, k, e: [  # noqa: E731
+        f"# {comment}", "api=MPIIO", "numTasks=4", f"testFile=./iomodel.small.{f}",
+        "segmentCount=2", "blockSize=1048576", "transferSize=1048576", "filePerProc=0",
+        "collective=1", f"writeFile={w}", f"readFile={r}", f"keepFile={k}",
+        f"useExistingTestFile={e}", "reorderTasks=0", "fsync=0", "randomOffset=0", "RUN"]
+    assert text.splitlines() == [
+        "# IOR 4.x script: run with `mpirun -np 4 ior -f FILE`.",
+        "# All its tests run with the same processes; invocations with another np are in "
+        "other scripts.",
+        "IOR START",
+        *test("phase 1: write", 1, 1, 0, 0, 0),
+        *test("phase 2: setup (not measured), writes the file the read reads", 2, 1, 0, 1, 0),
+        *test("phase 2: read", 2, 0, 1, 1, 1),
+        "IOR STOP",
+    ]
+    with_summary = to_ior_script(ior_invocations(small()), summary_file="/tmp/s.json")
+    assert with_summary.splitlines()[3:5] == ["summaryFormat=JSON", "summaryFile=/tmp/s.json"]
+
+
+def test_ior_script_groups_by_np():
+    m = make_model([make_phase(1, np=4), make_phase(2, np=2, per_rank=MIB)], np=4)
+    invs = ior_invocations(m)
+    assert [i.np for i in invs] == [4, 2]
+    with pytest.raises(ValueError, match="one np"):
+        to_ior_script(invs)
+    scripts = ior_scripts(invs)
+    assert sorted(scripts) == [2, 4]
+    assert "numTasks=2" in scripts[2].splitlines() and "numTasks=4" not in scripts[2]
+    assert to_ior_script(invs, np=4) == scripts[4]
+
+
+def test_json():
+    invs = ior_invocations(small())
+    doc = json.loads(json.dumps(to_json(invs)))
+    assert doc["format"] == "iomodel-ior" and doc["version"] == 1
+    w, r = doc["invocations"]
+    assert w["command"] == command(invs[0]) and w["bytes"] == w["weight"] == 8 * MIB
+    assert w["setup"] is None
+    assert r["setup"]["command"] == command(invs[1].setup)
+    assert {k: w[k] for k in ("phase_ids", "np", "api", "segments", "block", "transfer",
+                              "file_per_proc", "collective", "operation", "test_file", "flags",
+                              "approximations", "roundings")} == {
+        "phase_ids": [1], "np": 4, "api": "MPIIO", "segments": 2, "block": MIB,
+        "transfer": MIB, "file_per_proc": False, "collective": True, "operation": "write",
+        "test_file": "./iomodel.small.1", "flags": ["-w"], "approximations": [],
+        "roundings": []}
+    assert isinstance(invs[0], Invocation)
