@@ -258,6 +258,109 @@ def cmd_compare(args):
     return 0
 
 
+def _one_cluster(args):
+    from iomodel.replay.cluster import load_cluster
+    return load_cluster(args.vc, region=getattr(args, "region", None)) if args.vc else None
+
+
+def cmd_ior(args):
+    from iomodel.replay.cluster import ClusterError
+    from iomodel.replay.ior import ior_invocations, ior_scripts, to_json, to_sh
+    from iomodel.replay.runner import launcher_argv
+    model, err = _load(args.model)
+    if err is not None:
+        return err
+    try:
+        cluster = _one_cluster(args)
+        invs = ior_invocations(model, cluster)
+        if args.format == "json":
+            print(json.dumps(to_json(invs), indent=2))
+        elif args.format == "ior-script":
+            for np_, text in ior_scripts(invs).items():
+                if len(set(i.np for i in invs)) > 1:
+                    print(f"# ---- script for np {np_} ----")
+                print(text, end="")
+        else:
+            launcher = launcher_argv(cluster, 1)[:1] + list(getattr(cluster, "launcher_options", [])) \
+                if cluster else ["mpirun"]
+            print(to_sh(model, invs, launcher=launcher, ior=(cluster.ior if cluster and cluster.ior
+                                                              else "ior")), end="")
+    except (ClusterError, ValueError) as e:
+        return fail(str(e))
+    return 0
+
+
+def cmd_replay(args):
+    from iomodel.replay.backends import get_backend
+    from iomodel.replay.characterize import profile_from_replay, write_profile
+    from iomodel.replay.cluster import ClusterError
+    from iomodel.replay.runner import replay
+    model, err = _load(args.model)
+    if err is not None:
+        return err
+    try:
+        cluster = _one_cluster(args)
+        backend = get_backend(args.backend)
+        out = args.output or f"replay-{model['application']['name']}-{cluster.name}"
+        by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat,
+                                    timeout=args.timeout)
+    except (ClusterError, ValueError, RuntimeError, OSError) as e:
+        return fail(str(e))
+    print(f"\n{'IdPh':>8} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
+    for p in model["phases"]:
+        e = by_phase.get(p["id"])
+        if e:
+            var = f"{100 * e['variation']:.1f}%" if e.get("variation") is not None else ""
+            print(f"{p['id']:>8} {p['operation']:<6} {p['np']:>4} {e['bandwidth_Bps'] / 2**20:>12.1f} "
+                  f"{p['weight'] / e['bandwidth_Bps']:>10.4f} {var:>9}")
+        else:
+            print(f"{p['id']:>8} {p['operation']:<6} {p['np']:>4} {'(failed)':>12}")
+    prof = write_profile(profile_from_replay(model, by_phase, backend.name), f"{out}/profile.parquet")
+    print(f"\nresults in {out}/results.json, as a bandwidth profile in {prof}")
+    if failures:
+        return fail(f"{len(failures)} run(s) failed (their output is above and in {out}/results.json);"
+                    " run the same command again to retry them", code=1)
+    return 0
+
+
+def _sizes(text):
+    from iomodel.replay.cluster import parse_size
+    return [parse_size(x) for x in text.split(",")] if text else None
+
+
+def cmd_characterize(args):
+    from iomodel.replay.backends import get_backend
+    from iomodel.replay.characterize import characterize, write_profile
+    from iomodel.replay.cluster import ClusterError
+    from iomodel.replay.profile import format_summary
+    try:
+        cluster = _one_cluster(args)
+        backend = get_backend(args.backend)
+        nps = [int(x) for x in args.np.split(",")] if args.np else None
+        sweep = {}
+        if args.ops:
+            sweep["operations"] = tuple(args.ops.split(","))
+        if args.access:
+            sweep["access_types"] = tuple(args.access.split(","))
+        if args.collective:
+            sweep["collective"] = tuple({"collective": True, "independent": False}[x]
+                                        for x in args.collective.split(","))
+        out = args.output or f"characterize-{cluster.name}"
+        profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
+                                         target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
+                                         repeat=args.repeat, timeout=args.timeout, **sweep)
+    except (ClusterError, ValueError, KeyError, RuntimeError, OSError) as e:
+        return fail(str(e))
+    path = write_profile(profile, args.profile or f"{out}/profile.parquet")
+    print(format_summary(profile))
+    print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
+          f"`profile:` at it, or use --profile {cluster.name}={path}")
+    if failures:
+        return fail(f"{len(failures)} sweep point(s) failed (see {out}/results.json); "
+                    "run again to retry them", code=1)
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="iomodel", description=__import__("iomodel").__doc__)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -335,6 +438,47 @@ def build_parser():
     vc_options(co, many=True)
     co.add_argument("--plot", metavar="DIR", help="draw the paper's Figures 2 and 3 into DIR")
     co.set_defaults(func=cmd_compare)
+
+    io = sub.add_parser("ior", help="the IOR runs that replay a model",
+                        description="Turn each run of identical phases into an IOR 4.x "
+                        "invocation by Table II of the method (docs/commands/ior.md).")
+    io.add_argument("model", help="model file")
+    io.add_argument("--vc", help="cluster description (its work directory, launcher, page-cache flags)")
+    io.add_argument("--region", help=argparse.SUPPRESS)
+    io.add_argument("--format", choices=("sh", "ior-script", "json"), default="sh",
+                    help="shell commands (default), IOR scripts for `ior -f`, or JSON")
+    io.set_defaults(func=cmd_ior)
+
+    rp = sub.add_parser("replay", help="replay a model's phases on a cluster",
+                        description="Run every phase's IOR invocation through the cluster's "
+                        "launcher and measure BW_CH per phase (docs/commands/replay.md). "
+                        "Interrupted, it resumes where it stopped.")
+    rp.add_argument("model", help="model file")
+    rp.add_argument("--vc", required=True, help="cluster description (YAML, or vc1..vc4, local)")
+    rp.add_argument("--backend", choices=("ior", "builtin"), default="ior",
+                    help="IOR from the cluster, or iomodel's own replayer (default: %(default)s)")
+    rp.add_argument("--repeat", type=int, default=1, metavar="N", help="repetitions of each run (IOR -i)")
+    rp.add_argument("-o", "--output", metavar="DIR", help="results directory (default: replay-APP-VC)")
+    rp.add_argument("--timeout", type=float, metavar="S", help="give up a run after S seconds")
+    rp.set_defaults(func=cmd_replay)
+
+    ch = sub.add_parser("characterize", help="measure a cluster's bandwidth profile",
+                        description="Run a sweep of IOR invocations (request sizes, process "
+                        "counts, read and write, shared and unique, collective and independent) "
+                        "and store the cluster's bandwidth profile as Parquet.")
+    ch.add_argument("--vc", required=True, help="cluster description")
+    ch.add_argument("--backend", choices=("ior", "builtin"), default="ior")
+    ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")
+    ch.add_argument("--np", help="process counts, e.g. 1,4,16 (default: 1 and the cluster's cores)")
+    ch.add_argument("--ops", help="write,read (default both)")
+    ch.add_argument("--access", help="shared,unique (default both)")
+    ch.add_argument("--collective", help="collective,independent (default both)")
+    ch.add_argument("--bytes", help="data moved per point (default 256m)")
+    ch.add_argument("--repeat", type=int, default=1, metavar="N")
+    ch.add_argument("--timeout", type=float, metavar="S")
+    ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")
+    ch.add_argument("--profile", metavar="FILE", help="where to write the profile (default DIR/profile.parquet)")
+    ch.set_defaults(func=cmd_characterize)
     return p
 
 

@@ -1,0 +1,104 @@
+"""`iomodel characterize`: measure a cluster's bandwidth profile with a sweep
+of IOR runs (steps 3 and 4 of the method), for predictions without replays.
+
+The sweep crosses request sizes, process counts, read and write, shared and
+unique files, collective and independent access.  Each point is one
+invocation (IOR's options, run by either backend) whose segments are chosen
+so that it moves about `target_bytes` in all; reads read a file the same
+sweep point wrote.  Every result is kept as soon as it is known (the runner's
+results.json), so an interrupted sweep resumes.
+"""
+import sys
+from pathlib import Path
+
+from .ior import Invocation, sanitize
+from .profile import Profile
+from .runner import State, execute, key_of
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+DEFAULT_SIZES = [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB,
+                 256 * MiB, GiB]
+
+
+def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared", "unique"),
+                 collective=(True, False)):
+    """The sweep's points: dicts of size, np, operation, access_type, collective."""
+    return [{"rs": rs, "np": n, "operation": op, "access_type": at, "collective": c}
+            for n in nps for rs in sizes for at in access_types for c in collective
+            for op in operations]
+
+
+def invocation(point, workdir, target_bytes, defeat_page_cache=False):
+    """The invocation measuring one point (a read gets the write that makes its file)."""
+    rs, n = point["rs"], point["np"]
+    segments = max(1, min(1024, target_bytes // (rs * n)))
+    name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
+                    f".{n}.{rs}")
+    test_file = f"{workdir.rstrip('/')}/{name}"
+    common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
+                  file_per_proc=point["access_type"] == "unique", collective=point["collective"],
+                  test_file=test_file)
+    extra = ["-C", "-e"] if defeat_page_cache else []
+    write = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
+    if point["operation"] == "write":
+        return write
+    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=write, **common)
+
+
+def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
+                 repeat=1, timeout=None, progress=sys.stderr, **sweep):
+    """Run the sweep; returns (Profile of the points measured, failures)."""
+    prog, why = backend.find(cluster)
+    if prog is None:
+        raise RuntimeError(why)
+    sizes = sizes or DEFAULT_SIZES
+    nps = nps or sorted({1, getattr(cluster, "cores_total", 1) or 1})
+    state = State(outdir)
+    points = sweep_points(sizes, nps, **sweep)
+    measured, failures = [], []
+    for i, pt in enumerate(points, 1):
+        inv = invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
+                         getattr(cluster, "defeat_page_cache", False))
+        key = key_of(inv)
+        head = (f"[{i}/{len(points)}] {pt['operation']} {pt['access_type']} "
+                f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
+                f"rs {pt['rs']} B")
+        entry = state.done(key)
+        if entry is None:
+            print(f"{head} ...", end="", file=progress, flush=True)
+            entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout)
+            entry["point"] = pt
+            state.record(key, entry)
+            print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
+                  f" FAILED: {entry['error']}", file=progress)
+        else:
+            print(f"{head}: done before", file=progress)
+        if entry["ok"]:
+            measured.append({**pt, "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),
+                             "source": backend.name})
+        else:
+            failures.append(entry)
+    return Profile.from_points(measured), failures
+
+
+def profile_from_replay(model, by_phase, backend_name):
+    """What a replay measured, as profile points (one per phase kind)."""
+    files = model["files"]
+    points = {}
+    for p in model["phases"]:
+        entry = by_phase.get(p["id"])
+        if entry is None:
+            continue
+        key = (p["operation"], files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"])
+        points[key] = {"operation": p["operation"], "access_type": key[1],
+                       "collective": p.get("collective"), "np": p["np"], "rs": max(p["rs"], 1),
+                       "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),
+                       "source": f"replay ({backend_name})"}
+    return Profile.from_points(list(points.values()))
+
+
+def write_profile(profile, path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    profile.save(path)
+    return path
