@@ -34,7 +34,6 @@ from iomodel.models import validate
 FORMAT = "iomodel-ior"
 VERSION = 1
 ALIGN = 8                      # IOR: b and t are multiples of sizeof(IOR_size_t)
-MiB = 1 << 20
 
 
 @dataclass
@@ -84,10 +83,6 @@ def _nearest_multiple(x, m):
     """The multiple of m nearest x (ties up), at least m."""
     q, r = divmod(int(x), m)
     return max(m, (q + (1 if 2 * r >= m else 0)) * m)
-
-
-def _size(n):
-    return f"{n} B ({n / MiB:.2f} MiB)" if n >= MiB else f"{n} B"
 
 
 def _ids(phases):
@@ -144,12 +139,16 @@ def _transfer_wanted(phase, notes):
     sizes = {s for g in groups for s in g["request_sizes"]}
     if len(sizes) == 1:
         return sizes.pop()
-    mixed = [g["request_sizes"] for g in groups if len(set(g["request_sizes"])) > 1]
-    if mixed:
-        shown = ", ".join(str(s) for s in mixed[0][:6]) + (", ..." if len(mixed[0]) > 6 else "")
-        notes.append(f"A repetition mixes request sizes (iop {len(mixed[0])}: {shown} B); IOR "
-                     f"has one transfer size: the operations of a repetition were merged into "
-                     f"one transfer of rs = {phase['rs']} B.")
+    several = [g["request_sizes"] for g in groups if len(g["request_sizes"]) > 1]
+    if several:                  # operations of a repetition merged into one transfer
+        mixed = [s for s in several if len(set(s)) > 1]
+        sizes = (mixed or several)[0]
+        shown = ", ".join(str(s) for s in sizes[:6]) + (", ..." if len(sizes) > 6 else "")
+        why = "a repetition mixes request sizes" if mixed else \
+            "the processes' request sizes differ"
+        notes.append(f"IOR has one transfer size and {why} (iop {len(sizes)}: {shown} B): the "
+                     f"operations of a repetition were merged into one transfer of "
+                     f"rs = {phase['rs']} B.")
     return phase["rs"]
 
 

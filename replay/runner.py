@@ -51,6 +51,16 @@ def run_one(argv, timeout=None):
         return 127, f"{argv[0]}: {e.strerror}", time.monotonic() - t0, ""
 
 
+def _remove_test_files(inv):
+    """Remove an invocation's file (or files, with -F), where this process sees them."""
+    import glob
+    for f in [inv.test_file, *glob.glob(glob.escape(inv.test_file) + ".*")]:
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
 def key_of(inv):
     """A stable name for an invocation, to find it again when resuming."""
     from .ior import to_json
@@ -111,6 +121,8 @@ def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None):
     except ValueError as e:
         entry.update(error=str(e), output=out[-4000:])
         return entry
+    if inv.setup is not None:
+        _remove_test_files(inv)        # reads keep their file (-k) for -i repetitions
     mine = [o for o in ops if o["operation"] == inv.operation]
     if not mine:
         entry.update(error=f"no {inv.operation} result in the output", output=out[-4000:])

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from iomodel.models import ModelError, find_runs, load_model, validate
+from iomodel.models import ModelError, find_runs, validate
 from iomodel.models import paper
 from iomodel.replay.ior import (Invocation, command, ior_invocations, ior_scripts, sanitize,
                                 to_ior_script, to_json, to_sh)
@@ -59,6 +59,7 @@ def mib_close(nbytes, printed):
     """The table's MB (MiB) value, within its printed rounding. The paper rounds
     Table V's already rounded rs again (10.12 MiB is Table V's 10 MB, printed
     10.0; 40.546 is 40.55, printed 40.6), hence 0.1 MiB on top of half a unit."""
+    printed = Decimal(str(printed))          # 122 is an int in the JSON, 30.5 a Decimal
     digits = -printed.as_tuple().exponent
     return abs(nbytes / MIB - float(printed)) <= 0.5 * 10 ** -digits + 0.1
 
@@ -291,12 +292,22 @@ def test_mixed_request_sizes_are_merged():
     sizes = [8, 4096, 1048576]
     inv = only(make_model([make_phase(1, rs=sum(sizes), sizes=sizes, rep=5)]))
     assert (inv.segments, inv.block, inv.transfer) == (5, sum(sizes), sum(sizes))
-    assert any("mixes request sizes (iop 3: 8, 4096, 1048576 B)" in a and "merged" in a
-               for a in inv.approximations)
+    assert ("IOR has one transfer size and a repetition mixes request sizes (iop 3: 8, 4096, "
+            "1048576 B): the operations of a repetition were merged into one transfer of "
+            "rs = 1052680 B." in inv.approximations)
     # equal sizes: -t is the request size, -b holds the iop transfers; nothing approximated
     same = only(make_model([make_phase(1, rs=4 * 4096, sizes=[4096] * 4, rep=5)]))
     assert (same.segments, same.block, same.transfer) == (5, 4 * 4096, 4096)
     assert same.approximations == []
+    # equal sizes within a process, different between processes: merged too, and said
+    groups = [{"ranks": "0-1", "rs": 8192, "request_sizes": [4096, 4096]},
+              {"ranks": "2-3", "rs": 16384, "request_sizes": [8192, 8192]}]
+    grp = only(make_model([make_phase(1, rs=12288, sizes=[4096, 4096], rep=2, rs_groups=groups,
+                                      per_rank=None, stride=None, starts=[0, 8192, 16384,
+                                                                          32768])]))
+    assert (grp.block, grp.transfer) == (12288, 12288)
+    assert any("request sizes differ (iop 2: 4096, 4096 B)" in a and "merged" in a
+               for a in grp.approximations)
 
 
 def test_nonzero_first_offset():
@@ -431,10 +442,11 @@ def test_sh_lines():
     assert lines[-2] == ("srun --mpi=pmix -n 4 ior -a MPIIO -s 1 -b 1048576 -t 1048576 -F -c "
                          "-r -k -E -o ./iomodel.u.1")
     assert lines[-1] == "rm -f ./iomodel.u.1 ./iomodel.u.1.*"
-    # every command line parses back to the invocation's argv
-    for inv, line in zip(ior_invocations(model), [l for l in text.splitlines()
-                                                  if l.startswith("mpirun") and " -r " in l]):
-        assert shlex.split(line)[3:] == command(inv)
+    # every command line parses back to the argv of the invocations (setup before its read)
+    w, r = ior_invocations(model)
+    runs = [shlex.split(l) for l in text.splitlines() if l.startswith("mpirun")]
+    assert [a[:3] for a in runs] == [["mpirun", "-np", "4"]] * 3
+    assert [a[3:] for a in runs] == [command(w), command(r.setup), command(r)]
 
 
 def test_ior_script_lines():
