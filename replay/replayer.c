@@ -724,6 +724,8 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     if (any_failed(c, &e)) {
         file_close(p, &f, name, &e);
         free(order.perm);
+        if (unit != MPI_BYTE)
+            MPI_Type_free(&unit);
         return 1;
     }
     if (p->intra_barriers)

@@ -1,0 +1,385 @@
+"""The built-in replayer (iomodel_replay) and the IOR result parsers.
+
+Parsers: every fixture of real IOR 4.1.0+dev output in ../shared/fixtures/ior/,
+with values read off the files.  Replayer: real runs under mpirun on a temporary
+directory; the access pattern is checked by tracing the replayer with iomodel's
+own tracer and comparing every rank's offsets with IOR's layout formula."""
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import IOMODEL, mpirun
+from iomodel.replay.results import (MIB, ReplayerNotFound, parse_ior_json, parse_ior_output,
+                                    parse_ior_text, replayer_path)
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ior"
+NP = 4
+KIB = 1024
+
+# Read off the fixture files.  The JSON and the text of one fixture come from two
+# different IOR runs: same parameters, different measurements.
+#   stem: (api, segments, block, transfer, file_per_proc,
+#          text (write MiB/s, read MiB/s, write Mean(s), read Mean(s)),
+#          json (write MiB/s, read MiB/s, write MeanTime, read MeanTime))
+FIXTURE_VALUES = {
+    "a_mpiio_shared_coll": ("MPIIO", 8, MIB, MIB, False, (358.64, 882.54, 0.08923, 0.03626),
+                            (504.7145, 922.6932, 0.0634, 0.0347)),
+    "b_mpiio_fpp": ("MPIIO", 2, 4 * MIB, MIB, True, (1789.71, 13501.43, 0.01788, 0.00237),
+                    (2897.7445, 7854.9615, 0.0110, 0.0041)),
+    "c_posix_shared": ("POSIX", 4, 2 * MIB, 256 * KIB, False, (480.09, 12825.39, 0.06665, 0.00250),
+                       (862.6040, 10373.1145, 0.0371, 0.0031)),
+    "d_HDF5_shared_coll": ("HDF5", 8, MIB, MIB, False, (1141.03, 844.22, 0.02804, 0.03790),
+                           (601.2423, 478.8343, 0.0532, 0.0668)),
+    "d_NCMPI_shared_coll": ("NCMPI", 8, MIB, MIB, False, (506.76, 614.76, 0.06315, 0.05205),
+                            (473.9628, 639.9121, 0.0675, 0.0500)),
+}
+STRUCTURE = ("operation", "api", "test_id", "num_tasks", "segments", "block", "transfer",
+             "repetitions", "file_per_proc", "aggregate_bytes")
+
+
+def test_every_fixture_is_covered():
+    assert {p.stem for p in FIXTURES.glob("*.json")} == set(FIXTURE_VALUES)
+    assert {p.name[:-len(".stdout.txt")] for p in FIXTURES.glob("*.stdout.txt")} == set(FIXTURE_VALUES)
+
+
+@pytest.mark.parametrize("stem", sorted(FIXTURE_VALUES))
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_fixture_values(stem, fmt):
+    api, segments, block, transfer, fpp, text_vals, json_vals = FIXTURE_VALUES[stem]
+    if fmt == "json":
+        ops, vals = parse_ior_json(FIXTURES / f"{stem}.json"), json_vals
+    else:
+        ops, vals = parse_ior_text((FIXTURES / f"{stem}.stdout.txt").read_text()), text_vals
+    assert [o["operation"] for o in ops] == ["write", "read"]
+    for o, bw, t in zip(ops, vals[:2], vals[2:]):
+        assert (o["api"], o["num_tasks"], o["segments"], o["block"], o["transfer"],
+                o["file_per_proc"], o["repetitions"], o["test_id"]) == (api, 4, segments, block,
+                                                                        transfer, fpp, 1, 0)
+        assert o["aggregate_bytes"] == 32 * MIB == 4 * segments * block
+        assert o["bw_MiBps_mean"] == o["bw_MiBps_max"] == o["bw_MiBps_min"] == bw
+        assert o["bw_MiBps_std"] == 0.0
+        assert o["mean_time_s"] == t
+        assert o["bandwidth_Bps"] == bw * 2 ** 20
+
+
+def test_fixture_a_in_words():
+    """The brief's example: a_mpiio_shared_coll, text output."""
+    w, r = parse_ior_text((FIXTURES / "a_mpiio_shared_coll.stdout.txt").read_text())
+    assert (w["bw_MiBps_mean"], r["bw_MiBps_mean"]) == (358.64, 882.54)
+    assert (w["segments"], w["block"], w["num_tasks"], w["aggregate_bytes"]) == (8, MIB, 4, 32 * MIB)
+
+
+@pytest.mark.parametrize("stem", sorted(FIXTURE_VALUES))
+def test_fixture_json_and_text_agree(stem):
+    j = parse_ior_json(FIXTURES / f"{stem}.json")
+    t = parse_ior_text((FIXTURES / f"{stem}.stdout.txt").read_text())
+    assert [{k: o[k] for k in STRUCTURE} for o in j] == [{k: o[k] for k in STRUCTURE} for o in t]
+    assert set(j[0]) == set(t[0])
+    # each format is consistent with itself: the summary is the one repetition's result
+    doc = json.loads((FIXTURES / f"{stem}.json").read_text())
+    assert [x["bwMiB"] for x in doc["tests"][0]["Results"]] == [o["bw_MiBps_mean"] for o in j]
+
+
+def test_json_from_text_string_and_path():
+    path = FIXTURES / "c_posix_shared.json"
+    assert parse_ior_json(path.read_text()) == parse_ior_json(path) == parse_ior_json(str(path))
+
+
+def test_parse_output_prefers_a_valid_json_file(tmp_path):
+    stdout = (FIXTURES / "a_mpiio_shared_coll.stdout.txt").read_text()
+    ops = parse_ior_output(stdout, FIXTURES / "a_mpiio_shared_coll.json")
+    assert ops[0]["bw_MiBps_mean"] == 504.7145  # the JSON's, not the text's 358.64
+    # missing or truncated summary file: the text on stdout
+    assert parse_ior_output(stdout, tmp_path / "absent.json")[0]["bw_MiBps_mean"] == 358.64
+    cut = tmp_path / "cut.json"
+    cut.write_text((FIXTURES / "a_mpiio_shared_coll.json").read_text()[:2000])
+    assert parse_ior_output(stdout, cut)[0]["bw_MiBps_mean"] == 358.64
+    # JSON on stdout (summaryFormat=JSON without a file)
+    assert parse_ior_output((FIXTURES / "b_mpiio_fpp.json").read_text())[1]["bw_MiBps_mean"] == 7854.9615
+
+
+def test_parse_output_errors_name_the_source(tmp_path):
+    cut = tmp_path / "cut.json"
+    cut.write_text((FIXTURES / "a_mpiio_shared_coll.json").read_text()[:2000])
+    failed = ("IOR-4.1.0+dev: MPI Coordinated Test of Parallel I/O\n"
+              "ERROR: cannot open file /scratch/x.dat, (aiori-MPIIO.c:123)\n")
+    with pytest.raises(ValueError) as e:
+        parse_ior_output(failed, cut)
+    msg = str(e.value)
+    assert str(cut) in msg and "not valid JSON" in msg
+    assert "IOR output" in msg and "cannot open file /scratch/x.dat" in msg
+    with pytest.raises(ValueError, match="IOR output: empty"):
+        parse_ior_output("")
+    with pytest.raises(ValueError, match=r"no \"summary\""):
+        parse_ior_json('{"Version": "4.1.0", "tests": []}')
+    bad = tmp_path / "bad.json"
+    doc = json.loads((FIXTURES / "a_mpiio_shared_coll.json").read_text())
+    del doc["summary"][1]["blockSize"]
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"bad.json: summary\[1\] has no 'blockSize'"):
+        parse_ior_json(bad)
+    with pytest.raises(ValueError, match="no-such.json: cannot read"):
+        parse_ior_json(tmp_path / "no-such.json")
+
+
+def test_parse_text_of_ior_3():
+    """IOR 3.x had no Stonewall columns; columns are found by name."""
+    text = """
+Summary of all tests:
+Operation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  Mean(OPs)     StdDev    Mean(s) Test# #Tasks tPN reps fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum
+write        4201.52    3000.00    3600.76     600.76 1075588.13 1075588.13 1075588.13       0.00    3.89954     0     16  16    2   1     1        1         0    0   1024  1048576     4096   16384.0 POSIX      0
+"""
+    (o,) = parse_ior_text(text)
+    assert (o["bw_MiBps_max"], o["bw_MiBps_min"], o["bw_MiBps_std"], o["repetitions"]) == (4201.52, 3000.0, 600.76, 2)
+    assert o["aggregate_bytes"] == 16 * 1024 * MIB and o["file_per_proc"] is True
+
+
+# ---------------------------------------------------------------- the replayer
+
+def replay_cmd(*args, np_=NP):
+    return mpirun(np_, replayer_path(), *args)
+
+
+def run(cmd, **kw):
+    return subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=60, **kw)
+
+
+def traced(tmp_path, name, *args):
+    """Run the replayer under `iomodel trace`; (process, Trace)."""
+    from iomodel.analyzer import Trace
+    tdir = tmp_path / f"{name}-trace"
+    proc = run([*IOMODEL, "trace", "-o", tdir, "--", *replay_cmd(*args)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc, Trace(tdir)
+
+
+def accesses(trace):
+    """rank -> {"write"/"read": [(routine, path, offset, length), ...] in call order}"""
+    ev = {(e["rank"], e["seq"]): e for e in trace.events.to_pylist()}
+    out = {}
+    for x in sorted(trace.extents.to_pylist(), key=lambda x: (x["rank"], x["seq"])):
+        e = ev[(x["rank"], x["seq"])]
+        kind = "write" if e["write"] else "read"
+        out.setdefault(x["rank"], {"write": [], "read": []})[kind].append(
+            (str(e["routine"]), os.path.basename(trace.paths[x["file_id"]]), x["offset"], x["length"]))
+    return out
+
+
+def ior_layout(rank, s, b, t, n=NP, fpp=False):
+    """IOR 4.x: transfer j of segment i of `rank` at j*t + (F ? i*b : i*N*b + rank*b)."""
+    return [j * t + (i * b if fpp else i * n * b + rank * b) for i in range(s) for j in range(b // t)]
+
+
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory):
+    """-a MPIIO -w -r -c -s 4 -b 64k -t 16k, traced, JSON summary to a file."""
+    tmp = tmp_path_factory.mktemp("replay-shared")
+    summary = tmp / "summary.json"
+    proc, trace = traced(tmp, "shared", "-a", "MPIIO", "-w", "-r", "-c", "-s", 4, "-b", "64k",
+                         "-t", "16k", "-k", "-o", tmp / "shared.dat",
+                         "-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}")
+    return tmp, proc, trace, summary
+
+
+def test_replayer_path(monkeypatch, tmp_path):
+    assert replayer_path().name == "iomodel_replay"
+    fake = tmp_path / "iomodel_replay"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("IOMODEL_REPLAYER", str(fake))
+    assert replayer_path() == fake
+    assert issubclass(ReplayerNotFound, FileNotFoundError)
+
+
+def test_shared_file_size_and_summary(shared_run):
+    tmp, proc, trace, summary = shared_run
+    assert (tmp / "shared.dat").stat().st_size == 4 * NP * 64 * KIB
+    ops = parse_ior_json(summary)
+    assert [o["operation"] for o in ops] == ["write", "read"]
+    for o in ops:
+        assert (o["api"], o["num_tasks"], o["segments"], o["block"], o["transfer"],
+                o["file_per_proc"], o["repetitions"]) == ("MPIIO", NP, 4, 64 * KIB, 16 * KIB, False, 1)
+        assert o["aggregate_bytes"] == NP * 4 * 64 * KIB
+        assert o["bw_MiBps_mean"] > 0 and o["bandwidth_Bps"] > 0 and o["mean_time_s"] > 0
+        # bandwidth is the aggregate over the whole phase (open to close)
+        assert o["bandwidth_Bps"] == pytest.approx(o["aggregate_bytes"] / o["mean_time_s"], rel=2e-3, abs=MIB)
+    doc = json.loads(summary.read_text())
+    assert doc["Version"].startswith("iomodel_replay ")
+    p = doc["tests"][0]["Parameters"]
+    assert (p["collective"], p["numTasks"], p["segmentCount"], p["api"]) == (1, NP, 4, "MPIIO")
+
+
+def test_text_output_parses_to_the_same(shared_run):
+    _, proc, _, summary = shared_run
+    text, js = parse_ior_text(proc.stdout), parse_ior_json(summary)
+    assert parse_ior_output(proc.stdout, summary) == js
+    assert [{k: o[k] for k in STRUCTURE} for o in text] == [{k: o[k] for k in STRUCTURE} for o in js]
+    for t, j in zip(text, js):
+        for k in ("bw_MiBps_max", "bw_MiBps_min", "bw_MiBps_mean"):
+            assert t[k] == pytest.approx(j[k], abs=0.006)
+        assert t["mean_time_s"] == pytest.approx(j["mean_time_s"], abs=1e-5)
+
+
+def test_output_has_iors_keys_and_columns(shared_run):
+    """Every key of IOR's JSON that iomodel reads, and the text tables column for column."""
+    _, proc, _, summary = shared_run
+    ours = json.loads(summary.read_text())
+    ior = json.loads((FIXTURES / "a_mpiio_shared_coll.json").read_text())
+    assert set(ior) <= set(ours)
+    assert set(ior["tests"][0]["Parameters"]) <= set(ours["tests"][0]["Parameters"])
+    assert set(ior["tests"][0]["Results"][0]) <= set(ours["tests"][0]["Results"][0])
+    assert set(ior["summary"][0]) <= set(ours["summary"][0])
+    assert [r["access"] for r in ours["tests"][0]["Results"]] == ["write", "read"]
+
+    fixture = (FIXTURES / "a_mpiio_shared_coll.stdout.txt").read_text().splitlines()
+    lines = proc.stdout.splitlines()
+    for head in ("access    bw(MiB/s)", "------    ", "Operation   Max(MiB)"):
+        assert [l for l in lines if l.startswith(head)] == [l for l in fixture if l.startswith(head)]
+    for text in (fixture, lines):  # values start under their column names, as in IOR's
+        header = next(l for l in text if l.startswith("access    bw"))
+        starts = [m.start() for m in re.finditer(r"\S+", header)]
+        for row in (l for l in text if re.match(r"(write|read)\s+\d", l) and len(l) < len(header) + 8):
+            assert [m.start() for m in re.finditer(r"\S+", row)] == starts, row
+
+
+def test_shared_layout_follows_ior(shared_run):
+    """The strongest check: every rank's offsets, in call order, are IOR's."""
+    _, _, trace, _ = shared_run
+    acc = accesses(trace)
+    assert sorted(acc) == list(range(NP))
+    for rank in range(NP):
+        want = ior_layout(rank, 4, 64 * KIB, 16 * KIB)
+        w, r = acc[rank]["write"], acc[rank]["read"]
+        assert [x[2] for x in w] == want
+        assert {(x[0], x[1], x[3]) for x in w} == {("MPI_File_write_at_all", "shared.dat", 16 * KIB)}
+        assert [x[2] for x in r] == want
+        assert {(x[0], x[3]) for x in r} == {("MPI_File_read_at_all", 16 * KIB)}
+
+
+def test_file_per_process_and_reordered_reads(tmp_path):
+    """-F: one file per rank; -C with 2 tasks a node: rank r reads rank (r+2)%4's file."""
+    proc, trace = traced(tmp_path, "fpp", "-a", "MPIIO", "-F", "-C", "-s", 4, "-b", "64k", "-t",
+                         "16k", "-k", "-o", tmp_path / "fpp.dat", "--iomodel.tasksPerNode=2")
+    files = sorted(tmp_path.glob("fpp.dat.*"))
+    assert [f.name for f in files] == [f"fpp.dat.{r:08d}" for r in range(NP)]
+    assert all(f.stat().st_size == 4 * 64 * KIB for f in files)
+    acc = accesses(trace)
+    for rank in range(NP):
+        want = ior_layout(rank, 4, 64 * KIB, 16 * KIB, fpp=True)
+        assert acc[rank]["write"] == [("MPI_File_write_at", f"fpp.dat.{rank:08d}", o, 16 * KIB) for o in want]
+        other = (rank + 2) % NP
+        assert acc[rank]["read"] == [("MPI_File_read_at", f"fpp.dat.{other:08d}", o, 16 * KIB) for o in want]
+    ops = parse_ior_text(proc.stdout)
+    assert all(o["file_per_proc"] and o["aggregate_bytes"] == NP * 4 * 64 * KIB for o in ops)
+
+
+def test_random_offsets_shuffle_each_block(tmp_path):
+    """-z: each segment's transfers of the rank's block, in a fixed shuffled order."""
+    _, trace = traced(tmp_path, "z", "-a", "MPIIO", "-z", "-s", 3, "-b", "128k", "-t", "16k",
+                      "-o", tmp_path / "z.dat")
+    acc = accesses(trace)
+    shuffled = 0
+    for rank in range(NP):
+        got = [x[2] for x in acc[rank]["write"]]
+        want = ior_layout(rank, 3, 128 * KIB, 16 * KIB)
+        per = 8
+        for i in range(3):
+            assert sorted(got[i * per:(i + 1) * per]) == want[i * per:(i + 1) * per]
+            # the same order in every segment, as IOR's -z
+            assert [o - got[i * per] for o in got[i * per:(i + 1) * per]] == [o - got[0] for o in got[:per]]
+        assert [x[2] for x in acc[rank]["read"]] == got
+        shuffled += got != want
+    assert shuffled == NP
+
+
+def test_iomodel_offsets_extension(tmp_path):
+    """--iomodel.offsets=FIRST,PER_RANK,STRIDE replaces IOR's layout."""
+    _, trace = traced(tmp_path, "off", "-a", "MPIIO", "-w", "-k", "-s", 3, "-b", "32k", "-t", "16k",
+                      "-o", tmp_path / "off.dat", "--iomodel.offsets=1m,40k,512k")
+    acc = accesses(trace)
+    for rank in range(NP):
+        want = [MIB + rank * 40 * KIB + i * 512 * KIB + j * 16 * KIB for i in range(3) for j in range(2)]
+        assert [x[2] for x in acc[rank]["write"]] == want
+        assert acc[rank]["read"] == []
+    assert (tmp_path / "off.dat").stat().st_size == MIB + 3 * 40 * KIB + 2 * 512 * KIB + 32 * KIB
+
+
+def test_posix_repetitions_and_removal(tmp_path):
+    """-a POSIX with fsync, 2 repetitions, text only; without -k the file is removed."""
+    proc = run(replay_cmd("-a", "POSIX", "-e", "-i", 2, "-s", 2, "-b", "32k", "-t", "8k",
+                          "-o", tmp_path / "p.dat"))
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "p.dat").exists()
+    ops = parse_ior_output(proc.stdout)
+    assert [(o["operation"], o["api"], o["repetitions"], o["aggregate_bytes"]) for o in ops] == \
+        [("write", "POSIX", 2, NP * 2 * 32 * KIB), ("read", "POSIX", 2, NP * 2 * 32 * KIB)]
+    assert all(o["bw_MiBps_min"] <= o["bw_MiBps_mean"] <= o["bw_MiBps_max"] for o in ops)
+    rows = [l.split()[0] + l.split()[-1] for l in proc.stdout.splitlines()
+            if l.split()[:1] in (["write"], ["read"]) and len(l.split()) == 11]
+    assert rows == ["write0", "read0", "write1", "read1"]
+
+
+def test_json_on_stdout_without_a_summary_file(tmp_path):
+    proc = run(replay_cmd("-a", "MPIIO", "-w", "-s", 1, "-b", "16k", "-t", "16k", "-o",
+                          tmp_path / "j.dat", "-O", "summaryFormat=JSON", np_=2))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [s["operation"] for s in doc["summary"]] == ["write"]
+    assert parse_ior_output(proc.stdout)[0]["num_tasks"] == 2
+
+
+def test_unimplemented_ior_options_warn(tmp_path):
+    proc = run(replay_cmd("-a", "MPIIO", "-W", "-D", 5, "--posix.odirect", "-O", "checkRead=1",
+                          "-s", 1, "-b", "16k", "-t", "16k", "-o", tmp_path / "w.dat", np_=2))
+    assert proc.returncode == 0, proc.stderr
+    warnings = [l for l in proc.stderr.splitlines() if "warning" in l]
+    assert len(warnings) == 4 and all("not implemented; ignored" in w for w in warnings)
+    assert len(parse_ior_text(proc.stdout)) == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-q"], "unknown option -q"),
+    (["-b", "12x"], "bad value '12x' for -b"),
+    (["-b", "64k", "-t", "24k"], "must be a multiple of -t"),
+    (["-b", "100", "-t", "100"], "multiples of 8"),
+    (["-a", "HDF5"], "API HDF5 is not supported"),
+    (["-z", "-b", "16k", "-t", "16k"], "-z needs -b greater than -t"),
+    (["-s"], "option -s needs a value"),
+    (["--iomodel.offsets=1,2"], "bad --iomodel.offsets=1,2"),
+])
+def test_bad_options(args, message):
+    proc = run([replayer_path(), *args])  # options are checked before MPI starts
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("iomodel_replay: ") and message in lines[0]
+
+
+def test_bad_option_under_mpirun_prints_one_line():
+    proc = run(replay_cmd("-a", "MPIIO", "--nonsense"))
+    assert proc.returncode != 0
+    assert [l for l in proc.stderr.splitlines() if l.startswith("iomodel_replay")] == \
+        ["iomodel_replay: unknown option --nonsense (see iomodel_replay -h)"]
+
+
+def test_read_of_a_missing_file_fails(tmp_path):
+    proc = run(replay_cmd("-a", "MPIIO", "-r", "-c", "-s", 1, "-b", "16k", "-t", "16k",
+                          "-o", tmp_path / "missing.dat"))
+    assert proc.returncode != 0
+    ours = [l for l in proc.stderr.splitlines() if l.startswith("iomodel_replay")]
+    assert len(ours) == 1 and "cannot open" in ours[0] and "missing.dat for reading" in ours[0]
+    with pytest.raises(ValueError, match="IOR output"):
+        parse_ior_output(proc.stdout)
+
+
+def test_short_read_fails(tmp_path):
+    (tmp_path / "short.dat").write_bytes(b"\0" * 20000)
+    proc = run(replay_cmd("-a", "POSIX", "-r", "-k", "-s", 1, "-b", "16k", "-t", "16k",
+                          "-o", tmp_path / "short.dat", np_=2))
+    assert proc.returncode != 0
+    ours = [l for l in proc.stderr.splitlines() if l.startswith("iomodel_replay")]
+    assert len(ours) == 1 and "short read at offset 16384" in ours[0]
