@@ -306,15 +306,18 @@ def cmd_replay(args):
                                     timeout=args.timeout)
     except (ClusterError, ValueError, RuntimeError, OSError) as e:
         return fail(str(e))
-    print(f"\n{'IdPh':>8} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
-    for p in model["phases"]:
-        e = by_phase.get(p["id"])
+    byid = {p["id"]: p for p in model["phases"]}
+    print(f"\n{'IdPh':>10} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
+    for first, last in model["runs"]:   # one row per run of identical phases, as `show`
+        p, e = byid[first], by_phase.get(first)
+        ids = str(first) if first == last else f"{first} to {last}"
         if e:
+            weight = sum(byid[i]["weight"] for i in range(first, last + 1))
             var = f"{100 * e['variation']:.1f}%" if e.get("variation") is not None else ""
-            print(f"{p['id']:>8} {p['operation']:<6} {p['np']:>4} {e['bandwidth_Bps'] / 2**20:>12.1f} "
-                  f"{p['weight'] / e['bandwidth_Bps']:>10.4f} {var:>9}")
+            print(f"{ids:>10} {p['operation']:<6} {p['np']:>4} {e['bandwidth_Bps'] / 2**20:>12.1f} "
+                  f"{weight / e['bandwidth_Bps']:>10.4f} {var:>9}")
         else:
-            print(f"{p['id']:>8} {p['operation']:<6} {p['np']:>4} {'(failed)':>12}")
+            print(f"{ids:>10} {p['operation']:<6} {p['np']:>4} {'(failed)':>12}")
     prof = write_profile(profile_from_replay(model, by_phase, backend.name), f"{out}/profile.parquet")
     print(f"\nresults in {out}/results.json, as a bandwidth profile in {prof}")
     if failures:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .ior import Invocation, sanitize
 from .profile import Profile
-from .runner import State, execute, key_of
+from .runner import State, execute, key_of, make_workdir
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 DEFAULT_SIZES = [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB,
@@ -54,6 +54,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     sizes = sizes or DEFAULT_SIZES
     nps = nps or sorted({1, getattr(cluster, "cores_total", 1) or 1})
     state = State(outdir)
+    make_workdir(cluster)
     points = sweep_points(sizes, nps, **sweep)
     measured, failures = [], []
     for i, pt in enumerate(points, 1):

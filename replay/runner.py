@@ -51,6 +51,15 @@ def run_one(argv, timeout=None):
         return 127, f"{argv[0]}: {e.strerror}", time.monotonic() - t0, ""
 
 
+def make_workdir(cluster):
+    """Create the cluster's work directory when this machine sees it (on a
+    remote cluster it may not: the runs will say so)."""
+    try:
+        Path(getattr(cluster, "workdir", ".")).mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+
+
 def _remove_test_files(inv):
     """Remove an invocation's file (or files, with -F), where this process sees them."""
     import glob
@@ -143,6 +152,7 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
     if prog is None:
         raise RuntimeError(why)
     state = State(outdir)
+    make_workdir(cluster)
     invs = ior_invocations(model, cluster)
     failures = []
     for i, inv in enumerate(invs, 1):

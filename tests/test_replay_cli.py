@@ -1,0 +1,119 @@
+"""`iomodel replay`, `characterize`, `predict --replay` and `compare` for
+real: the built-in replayer under mpirun on this machine's local.yaml."""
+import json
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT
+
+IOMODEL = [sys.executable, "-m", "iomodel"]
+
+
+def run(*args, **kw):
+    return subprocess.run(IOMODEL + [str(a) for a in args], capture_output=True, text=True, **kw)
+
+
+@pytest.fixture
+def local_vc(tmp_path):
+    """local.yaml with its work directory in this test's tmp dir."""
+    text = (ROOT / "replay" / "clusters" / "local.yaml").read_text()
+    vc = tmp_path / "local.yaml"
+    vc.write_text(text.replace("/tmp/iomodel-replay", str(tmp_path / "work")))
+    return vc
+
+
+@pytest.fixture
+def model(traced, tmp_path):
+    """The model of ior_like segmented at 4 ranks: writes one phase, reads one phase."""
+    r = traced("ior_like", 4, "segmented")
+    m = tmp_path / "m.json"
+    assert run("analyze", r.trace_dir, "-o", m, "-q").returncode == 0
+    return m
+
+
+def test_replay_measures_every_phase_and_resumes(model, local_vc, tmp_path):
+    out = tmp_path / "replay"
+    p = run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out)
+    assert p.returncode == 0, p.stderr
+    m = json.loads(model.read_text())
+    res = json.loads((out / "results.json").read_text())["runs"]
+    # one invocation per run of identical phases, each measured
+    assert len(res) == len(m["runs"])
+    for entry in res.values():
+        assert entry["ok"] and entry["bandwidth_Bps"] > 0 and entry["backend"] == "builtin"
+        assert entry["command"][:3] == ["mpirun", "-np", "4"]
+    measured = {pid for e in res.values() for pid in e["phase_ids"]}
+    assert measured == {p["id"] for p in m["phases"]}
+    # the files the replay wrote are gone; the profile has one point per phase kind
+    assert not any((tmp_path / "work").iterdir())
+    prof = pq.read_table(out / "profile.parquet").to_pylist()
+    assert {(x["operation"], x["np"]) for x in prof} == {(p["operation"], 4) for p in m["phases"]}
+    # run again: nothing is rerun
+    p2 = run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out)
+    assert p2.returncode == 0 and p2.stderr.count("done before") == len(m["runs"])
+    assert json.loads((out / "results.json").read_text())["runs"] == res
+    # and predict from what the replay measured
+    pr = run("predict", model, "--vc", local_vc, "--replay", out, "--json")
+    assert pr.returncode == 0, pr.stderr
+    pred = json.loads(pr.stdout)
+    assert pred["feasible"] and len(pred["phases"]) == len(m["phases"])
+    bw = {pid: e["bandwidth_Bps"] for e in res.values() for pid in e["phase_ids"]}
+    for ph in pred["phases"]:
+        assert ph["bw_Bps"] == pytest.approx(bw[ph["id"]])
+        assert ph["time_s"] == pytest.approx(ph["weight"] / bw[ph["id"]])
+
+
+def test_a_failing_run_is_reported_and_the_rest_goes_on(model, local_vc, tmp_path):
+    # a work directory that cannot be created: every run fails, each is reported
+    bad = tmp_path / "bad.yaml"
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    bad.write_text(local_vc.read_text().replace(str(tmp_path / "work"), str(blocker / "work")))
+    p = run("replay", model, "--vc", bad, "--backend", "builtin", "-o", tmp_path / "r")
+    assert p.returncode == 1
+    m = json.loads(model.read_text())
+    assert p.stderr.count("FAILED") == len(m["runs"])
+    assert f"{len(m['runs'])} run(s) failed" in p.stderr.strip().splitlines()[-1]
+    res = json.loads((tmp_path / "r" / "results.json").read_text())["runs"]
+    assert all(not e["ok"] and e["output"] for e in res.values())
+
+
+def test_replay_with_ior_when_there_is_none(model, local_vc, tmp_path):
+    p = run("replay", model, "--vc", local_vc, "--backend", "ior", "-o", tmp_path / "r",
+            env={"PATH": "/usr/bin:/bin"})
+    assert p.returncode == 2 and "IOR not found on PATH" in p.stderr and "--backend builtin" in p.stderr
+
+
+def test_characterize_a_small_sweep(local_vc, tmp_path):
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k,1m",
+            "--np", "1,2", "--access", "shared,unique", "--collective", "collective",
+            "--bytes", "4m", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    # 2 sizes x 2 np x 2 access types x 1 kind x (write, read)
+    assert len(rows) == 16
+    assert {(r["transfer_size"], r["np"], r["access_type"], r["operation"]) for r in rows} == \
+        {(s, n, a, o) for s in (65536, 1 << 20) for n in (1, 2) for a in ("shared", "unique")
+         for o in ("write", "read")}
+    assert all(r["bandwidth_Bps"] > 0 and r["collective"] is True and r["source"] == "builtin"
+               for r in rows)
+    assert "peak" in p.stdout.lower()
+
+
+def test_compare_local_with_the_papers_vcs(model, local_vc, tmp_path):
+    out = tmp_path / "replay"
+    assert run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out).returncode == 0
+    p = run("compare", model, "--vc", local_vc, "vc1", "vc2", "vc3", "vc4",
+            "--profile", f"local={out / 'profile.parquet'}", "--json", "--plot", tmp_path / "fig")
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    names = {"local", "vc1", "vc2", "vc3", "vc4"}
+    assert set(res["predictions"]) == names
+    assert set(res["by_time"]) | {x["vc"] for x in res["infeasible"]} | \
+        {x["vc"] for x in res.get("unavailable", [])} == names
+    for name in ("cost.png", "perf_cost.png"):
+        assert (tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
