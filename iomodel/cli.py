@@ -201,6 +201,12 @@ def _profiles(args, clusters):
     return out
 
 
+def _has_results(path):
+    from pathlib import Path
+    p = Path(path)
+    return (p / "results.json").is_file() if p.is_dir() else p.is_file()
+
+
 def _replay_bandwidths(path):
     """{phase id: B/s} from a replay's results (DIR or DIR/results.json)."""
     from pathlib import Path
@@ -227,9 +233,21 @@ def cmd_predict(args):
     try:
         (cluster,) = _clusters(args)
         (profile,) = _profiles(args, [cluster])
-        bws = _replay_bandwidths(args.replay) if args.replay else None
+        bws = None
+        if args.replay is True or (args.replay and not _has_results(args.replay)):
+            # replay now, then predict with what it measured
+            from iomodel.replay.backends import get_backend
+            from iomodel.replay.runner import replay
+            out = args.replay if args.replay is not True else \
+                f"replay-{model['application']['name']}-{cluster.name}"
+            _, failures = replay(model, cluster, get_backend(args.backend), out)
+            if failures:
+                return fail(f"{len(failures)} replay run(s) failed (see {out}/results.json)", code=1)
+            args.replay = out
+        if args.replay:
+            bws = _replay_bandwidths(args.replay)
         pred = predict(model, cluster, profile=profile, bandwidths=bws)
-    except (ClusterError, ProfileError, ValueError, OSError) as e:
+    except (ClusterError, ProfileError, ValueError, OSError, RuntimeError) as e:
         return fail(str(e))
     print(json.dumps(pred, indent=2) if args.json else format_prediction(pred))
     return 0
@@ -431,7 +449,11 @@ def build_parser():
                         "bandwidth profile or from a replay (docs/commands/predict.md).")
     pr.add_argument("model", help="model file")
     vc_options(pr, many=False)
-    pr.add_argument("--replay", metavar="DIR", help="use the bandwidths an `iomodel replay` measured")
+    pr.add_argument("--replay", nargs="?", const=True, metavar="DIR",
+                    help="use the bandwidths `iomodel replay` measured into DIR; without DIR, or "
+                    "if DIR has no results yet, replay the model there now")
+    pr.add_argument("--backend", choices=("ior", "builtin"), default="ior",
+                    help="with --replay: the replay backend (default: %(default)s)")
     pr.set_defaults(func=cmd_predict)
 
     co = sub.add_parser("compare", help="rank clusters by I/O time, cost and performance/cost",

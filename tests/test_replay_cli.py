@@ -117,3 +117,13 @@ def test_compare_local_with_the_papers_vcs(model, local_vc, tmp_path):
         {x["vc"] for x in res.get("unavailable", [])} == names
     for name in ("cost.png", "perf_cost.png"):
         assert (tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_predict_replays_now_when_asked(model, local_vc, tmp_path):
+    out = tmp_path / "now"
+    p = run("predict", model, "--vc", local_vc, "--replay", out, "--backend", "builtin", "--json")
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "results.json").read_text())["runs"]
+    bw = {pid: e["bandwidth_Bps"] for e in res.values() for pid in e["phase_ids"]}
+    pred = json.loads(p.stdout)
+    assert {ph["id"]: ph["bw_Bps"] for ph in pred["phases"]} == pytest.approx(bw)
