@@ -1,6 +1,7 @@
 """The `iomodel` command: one entry point, one subcommand per step."""
 import argparse
 import json
+import os
 import sys
 
 
@@ -17,16 +18,12 @@ def fail(msg, code=2):
 
 
 def cmd_trace(args):
-    from iomodel.tracer import TracerNotFound
     from iomodel.tracer.launch import run_traced
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         return fail("nothing to run: give the launch command after --, "
                     "e.g. iomodel trace -o run1 -- mpirun -np 4 ./app")
-    try:
-        rc, out = run_traced(args.output, cmd)
-    except (TracerNotFound, FileNotFoundError) as e:
-        return fail(str(e))
+    rc, out = run_traced(args.output, cmd)
     nfiles = len(list(out.glob("rank-*.iot")))
     print(f"iomodel: trace of {nfiles} rank(s) in {out}" if nfiles else
           f"iomodel: no trace was written in {out} (did the application call MPI_Init?)",
@@ -117,15 +114,10 @@ def print_events(trace, rank=None):
 
 
 def cmd_analyze(args):
-    from iomodel.analyzer import TraceError, analyze
-    from iomodel.models import ModelError, save_model
+    from iomodel.analyzer import analyze
+    from iomodel.models import save_model
     from iomodel.models.report import text
-    try:
-        model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle)
-    except (TraceError, ModelError) as e:
-        return fail(str(e))
-    except ValueError as e:  # bad Darshan input and the like: the message names the file
-        return fail(str(e))
+    model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle)
     for line in model["source"].get("unavailable", []):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):
@@ -138,27 +130,20 @@ def cmd_analyze(args):
 
 
 def _load(path):
-    from iomodel.models import ModelError, load_model
-    try:
-        return load_model(path), None
-    except ModelError as e:
-        return None, fail(str(e))
+    from iomodel.models import load_model
+    return load_model(path)
 
 
 def cmd_show(args):
     from iomodel.models.report import summary, text
-    model, err = _load(args.model)
-    if err is not None:
-        return err
+    model = _load(args.model)
     print(json.dumps(summary(model), indent=2) if args.json else text(model))
     return 0
 
 
 def cmd_plot(args):
     from iomodel.models.plot import plot
-    model, err = _load(args.model)
-    if err is not None:
-        return err
+    model = _load(args.model)
     ops = None
     src = model["source"]
     if not args.from_model and src.get("kind") in ("trace", "darshan") and src.get("path"):
@@ -166,10 +151,7 @@ def cmd_plot(args):
         if Path(src["path"]).exists():
             from iomodel.analyzer import load_ops
             ops = load_ops(src["path"])
-    try:
-        out = plot(model, args.output, ops=ops, logical=args.logical)
-    except RuntimeError as e:
-        return fail(str(e))
+    out = plot(model, args.output, ops=ops, logical=args.logical)
     print(f"iomodel: {'operations from ' + src['path'] if ops is not None else 'the model phases'}"
           f" drawn in {out}", file=sys.stderr)
     return 0
@@ -224,54 +206,36 @@ def _replay_bandwidths(path):
 
 
 def cmd_predict(args):
-    from iomodel.replay.cluster import ClusterError
     from iomodel.replay.predict import format_prediction, predict
-    from iomodel.replay.profile import ProfileError
-    model, err = _load(args.model)
-    if err is not None:
-        return err
-    try:
-        (cluster,) = _clusters(args)
-        (profile,) = _profiles(args, [cluster])
-        bws = None
-        if args.replay is True or (args.replay and not _has_results(args.replay)):
-            # replay now, then predict with what it measured
-            from iomodel.replay.backends import get_backend
-            from iomodel.replay.runner import replay
-            out = args.replay if args.replay is not True else \
-                f"replay-{model['application']['name']}-{cluster.name}"
-            _, failures = replay(model, cluster, get_backend(args.backend), out)
-            if failures:
-                return fail(f"{len(failures)} replay run(s) failed (see {out}/results.json)", code=1)
-            args.replay = out
-        if args.replay:
-            bws = _replay_bandwidths(args.replay)
-        pred = predict(model, cluster, profile=profile, bandwidths=bws)
-    except (ClusterError, ProfileError, ValueError, OSError, RuntimeError) as e:
-        return fail(str(e))
+    model = _load(args.model)
+    (cluster,) = _clusters(args)
+    (profile,) = _profiles(args, [cluster])
+    bws = None
+    if args.replay is True or (args.replay and not _has_results(args.replay)):
+        # replay now, then predict with what it measured
+        from iomodel.replay.backends import get_backend
+        from iomodel.replay.runner import replay
+        out = args.replay if args.replay is not True else \
+            f"replay-{model['application']['name']}-{cluster.name}"
+        _, failures = replay(model, cluster, get_backend(args.backend), out)
+        if failures:
+            return fail(f"{len(failures)} replay run(s) failed (see {out}/results.json)", code=1)
+        args.replay = out
+    if args.replay:
+        bws = _replay_bandwidths(args.replay)
+    pred = predict(model, cluster, profile=profile, bandwidths=bws)
     print(json.dumps(pred, indent=2) if args.json else format_prediction(pred))
     return 0
 
 
 def cmd_compare(args):
-    from iomodel.replay.cluster import ClusterError
     from iomodel.replay.compare import compare, format_comparison, plot_comparison
-    from iomodel.replay.profile import ProfileError
-    model, err = _load(args.model)
-    if err is not None:
-        return err
-    try:
-        clusters = _clusters(args)
-        profiles = _profiles(args, clusters)
-        result = compare(model, clusters, profiles)
-    except (ClusterError, ProfileError, ValueError, OSError) as e:
-        return fail(str(e))
+    model = _load(args.model)
+    clusters = _clusters(args)
+    result = compare(model, clusters, _profiles(args, clusters))
     print(json.dumps(result, indent=2) if args.json else format_comparison(result))
     if args.plot:
-        try:
-            files = plot_comparison(result, args.plot)
-        except RuntimeError as e:
-            return fail(str(e))
+        files = plot_comparison(result, args.plot)
         print(f"iomodel: figures in {', '.join(map(str, files))}", file=sys.stderr)
     return 0
 
@@ -282,48 +246,35 @@ def _one_cluster(args):
 
 
 def cmd_ior(args):
-    from iomodel.replay.cluster import ClusterError
     from iomodel.replay.ior import ior_invocations, ior_scripts, to_json, to_sh
     from iomodel.replay.runner import launcher_argv
-    model, err = _load(args.model)
-    if err is not None:
-        return err
-    try:
-        cluster = _one_cluster(args)
-        invs = ior_invocations(model, cluster)
-        if args.format == "json":
-            print(json.dumps(to_json(invs), indent=2))
-        elif args.format == "ior-script":
-            for np_, text in ior_scripts(invs).items():
-                if len(set(i.np for i in invs)) > 1:
-                    print(f"# ---- script for np {np_} ----")
-                print(text, end="")
-        else:
-            launcher = launcher_argv(cluster, 1)[:1] + list(getattr(cluster, "launcher_options", [])) \
-                if cluster else ["mpirun"]
-            print(to_sh(model, invs, launcher=launcher, ior=(cluster.ior if cluster and cluster.ior
-                                                              else "ior")), end="")
-    except (ClusterError, ValueError) as e:
-        return fail(str(e))
+    model = _load(args.model)
+    cluster = _one_cluster(args)
+    invs = ior_invocations(model, cluster)
+    if args.format == "json":
+        print(json.dumps(to_json(invs), indent=2))
+    elif args.format == "ior-script":
+        for np_, text in ior_scripts(invs).items():
+            if len(set(i.np for i in invs)) > 1:
+                print(f"# ---- script for np {np_} ----")
+            print(text, end="")
+    else:
+        launcher = launcher_argv(cluster, 1)[:1] + list(getattr(cluster, "launcher_options", [])) \
+            if cluster else ["mpirun"]
+        print(to_sh(model, invs, launcher=launcher, ior=(cluster.ior if cluster and cluster.ior
+                                                          else "ior")), end="")
     return 0
 
 
 def cmd_replay(args):
     from iomodel.replay.backends import get_backend
     from iomodel.replay.characterize import profile_from_replay, write_profile
-    from iomodel.replay.cluster import ClusterError
     from iomodel.replay.runner import replay
-    model, err = _load(args.model)
-    if err is not None:
-        return err
-    try:
-        cluster = _one_cluster(args)
-        backend = get_backend(args.backend)
-        out = args.output or f"replay-{model['application']['name']}-{cluster.name}"
-        by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat,
-                                    timeout=args.timeout)
-    except (ClusterError, ValueError, RuntimeError, OSError) as e:
-        return fail(str(e))
+    model = _load(args.model)
+    cluster = _one_cluster(args)
+    backend = get_backend(args.backend)
+    out = args.output or f"replay-{model['application']['name']}-{cluster.name}"
+    by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat, timeout=args.timeout)
     byid = {p["id"]: p for p in model["phases"]}
     print(f"\n{'IdPh':>10} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
     for first, last in model["runs"]:   # one row per run of identical phases, as `show`
@@ -352,26 +303,26 @@ def _sizes(text):
 def cmd_characterize(args):
     from iomodel.replay.backends import get_backend
     from iomodel.replay.characterize import characterize, write_profile
-    from iomodel.replay.cluster import ClusterError
     from iomodel.replay.profile import format_summary
-    try:
-        cluster = _one_cluster(args)
-        backend = get_backend(args.backend)
-        nps = [int(x) for x in args.np.split(",")] if args.np else None
-        sweep = {}
-        if args.ops:
-            sweep["operations"] = tuple(args.ops.split(","))
-        if args.access:
-            sweep["access_types"] = tuple(args.access.split(","))
-        if args.collective:
-            sweep["collective"] = tuple({"collective": True, "independent": False}[x]
-                                        for x in args.collective.split(","))
-        out = args.output or f"characterize-{cluster.name}"
-        profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
-                                         target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
-                                         repeat=args.repeat, timeout=args.timeout, **sweep)
-    except (ClusterError, ValueError, KeyError, RuntimeError, OSError) as e:
-        return fail(str(e))
+    cluster = _one_cluster(args)
+    backend = get_backend(args.backend)
+    nps = [int(x) for x in args.np.split(",")] if args.np else None
+    sweep = {}
+    if args.ops:
+        sweep["operations"] = tuple(args.ops.split(","))
+    if args.access:
+        sweep["access_types"] = tuple(args.access.split(","))
+    if args.collective:
+        kinds = {"collective": True, "independent": False}
+        bad = [x for x in args.collective.split(",") if x not in kinds]
+        if bad:
+            raise ValueError(f"--collective {args.collective}: expected collective and/or "
+                             f"independent, got {', '.join(bad)}")
+        sweep["collective"] = tuple(kinds[x] for x in args.collective.split(","))
+    out = args.output or f"characterize-{cluster.name}"
+    profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
+                                     target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
+                                     repeat=args.repeat, timeout=args.timeout, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -508,9 +459,17 @@ def build_parser():
 
 
 def main(argv=None):
+    from iomodel.analyzer.tracefile import TraceError
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except (TraceError, ValueError, OSError, RuntimeError) as e:
+        # bad input (a trace, model, cluster, profile, a missing program): one line
+        # naming the file and the problem; IOMODEL_DEBUG=1 shows the traceback
+        if os.environ.get("IOMODEL_DEBUG"):
+            raise
+        return fail(str(e) if not isinstance(e, OSError) or not e.filename
+                    else f"{e.filename}: {e.strerror}")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
