@@ -274,7 +274,8 @@ def cmd_replay(args):
     cluster = _one_cluster(args)
     backend = get_backend(args.backend)
     out = args.output or f"replay-{model['application']['name']}-{cluster.name}"
-    by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat, timeout=args.timeout)
+    by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat, timeout=args.timeout,
+                                as_modelled=args.as_modelled)
     byid = {p["id"]: p for p in model["phases"]}
     print(f"\n{'IdPh':>10} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
     for first, last in model["runs"]:   # one row per run of identical phases, as `show`
@@ -436,6 +437,9 @@ def build_parser():
     rp.add_argument("--repeat", type=int, default=1, metavar="N", help="repetitions of each run (IOR -i)")
     rp.add_argument("-o", "--output", metavar="DIR", help="results directory (default: replay-APP-VC)")
     rp.add_argument("--timeout", type=float, metavar="S", help="give up a run after S seconds")
+    rp.add_argument("--as-modelled", action="store_true",
+                    help="built-in backend: the phases' own offsets (when affine in the rank) and "
+                    "the application's idle time between them, instead of IOR's layout")
     rp.set_defaults(func=cmd_replay)
 
     ch = sub.add_parser("characterize", help="measure a cluster's bandwidth profile",

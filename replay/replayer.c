@@ -60,6 +60,7 @@ typedef struct {
     int has_offsets;
     long long off_first, off_per_rank, off_stride;
     int tpn_override;
+    double gap;               /* --iomodel.gap: idle seconds between segments */
     int argc;
     char **argv;
 } params_t;
@@ -136,6 +137,8 @@ static void usage(void)
            "  --iomodel.offsets=FIRST,PER_RANK,STRIDE  transfer j of segment i of rank r at\n"
            "        FIRST + r*PER_RANK + i*STRIDE + j*t, instead of IOR's layout\n"
            "  --iomodel.tasksPerNode=K  tasks per node assumed by -C (default: as placed by MPI)\n"
+           "  --iomodel.gap=S  stay idle S seconds between segments (the application's time\n"
+           "                   between phases); not counted in the transfer time\n"
            "Other IOR options are accepted and ignored with a warning.\n");
     exit(0);
 }
@@ -277,7 +280,7 @@ static void parse_args(params_t *p, int argc, char **argv)
             if (strcmp(name, "--help") == 0)
                 usage();
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
-                strcmp(name, "--iomodel.tasksPerNode") == 0) {
+                strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
@@ -292,6 +295,12 @@ static void parse_args(params_t *p, int argc, char **argv)
                     p->seed = (unsigned long long)s;
                 } else if (strcmp(name, "--iomodel.offsets") == 0) {
                     parse_offsets(p, val);
+                } else if (strcmp(name, "--iomodel.gap") == 0) {
+                    char *end;
+                    errno = 0;
+                    p->gap = strtod(val, &end);
+                    if (errno || *end || end == val || p->gap < 0 || p->gap > 3600)
+                        usage_error("bad --iomodel.gap=%s: expected seconds, 0 to 3600", val);
                 } else {
                     p->tpn_override = int_arg(name, val, 1);
                 }
@@ -734,8 +743,16 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     long long per_block = p->block / p->xfer;
     /* collective calls on a shared file: write/read_at_all, and MPI_File_sync for -Y */
     int keep_going = p->api == API_MPIIO && !p->fpp && (p->coll || p->fsync_per_write);
+    double idle = 0.0;
     for (long long i = 0; i < p->segments; i++) {
         long long base = segment_base(p, c, i, who);
+        if (i > 0 && p->gap > 0) { /* the application's computation between phases */
+            double s0 = MPI_Wtime();
+            struct timespec ts = {(time_t)p->gap, (long)((p->gap - (time_t)p->gap) * 1e9)};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            }
+            idle += MPI_Wtime() - s0;
+        }
         for (long long j = 0; j < per_block; j++) {
             /* after an error keep issuing collective calls so that no rank waits forever */
             if (e.failed && !keep_going)
@@ -749,6 +766,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     if (access == WRITE && p->fsync)
         file_sync(p, &f, name, &e);
     t[3] = MPI_Wtime();
+    t[2] += idle; /* the transfer time leaves the idle gaps out */
     if (p->intra_barriers)
         MPI_Barrier(MPI_COMM_WORLD);
     t[4] = MPI_Wtime();

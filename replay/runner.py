@@ -105,7 +105,32 @@ class State:
         tmp.replace(self.path)           # whatever happens next, this result is kept
 
 
-def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None):
+def modelled_options(model, inv):
+    """Built-in replayer options that replay the phases as modelled rather than
+    in IOR's layout: their offsets when affine in the rank (first + r * per_rank,
+    then the stride between repetitions or phases), and the application's idle
+    time between the phases of a run (their median gap_s)."""
+    byid = {p["id"]: p for p in model["phases"]}
+    phases = [byid[i] for i in inv.phase_ids]
+    off = phases[0]["offsets"]
+    opts = []
+    if not inv.file_per_proc and off.get("first") is not None and \
+            (off.get("per_rank") is not None or phases[0]["np"] == 1):
+        if len(phases) == 1:                 # repetitions of one phase
+            stride = off.get("stride") or 0
+        else:                                # one segment per phase: their first offsets' step
+            firsts = [p["offsets"]["first"] for p in phases]
+            steps = {b - a for a, b in zip(firsts, firsts[1:])}
+            stride = steps.pop() if len(steps) == 1 and all(p["rep"] == 1 for p in phases) else None
+        if stride is not None:
+            opts.append(f"--iomodel.offsets={off['first']},{off.get('per_rank') or 0},{stride}")
+    gaps = sorted(p["gap_s"] for p in phases[1:] if p.get("gap_s"))
+    if gaps:
+        opts.append(f"--iomodel.gap={gaps[len(gaps) // 2]:.6f}")
+    return opts
+
+
+def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=()):
     """Run one invocation (and its setup, for reads); returns a result entry."""
     name = f"phases-{inv.phase_ids[0]}-{inv.phase_ids[-1]}-{inv.operation}"
     entry = {"phase_ids": list(inv.phase_ids), "operation": inv.operation, "np": inv.np,
@@ -119,7 +144,7 @@ def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None):
                          f"(exit {rc})", output=out[-4000:])
             return entry
     summary = Path(outdir) / f"{name}.json"
-    argv = launcher_argv(cluster, inv.np) + backend.argv(inv, prog, summary, repeat)
+    argv = launcher_argv(cluster, inv.np) + backend.argv(inv, prog, summary, repeat) + list(extra)
     rc, out, secs, stdout = run_one(argv, timeout)
     entry.update(command=argv, seconds=secs)
     if rc != 0:
@@ -145,9 +170,13 @@ def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None):
     return entry
 
 
-def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys.stderr):
-    """Run every invocation of the model; returns (results by phase id, failures)."""
+def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys.stderr,
+           as_modelled=False):
+    """Run every invocation of the model; returns (results by phase id, failures).
+    as_modelled (built-in backend): the phases' own offsets and idle gaps."""
     from .ior import ior_invocations
+    if as_modelled and backend.name != "builtin":
+        raise ValueError("--as-modelled needs --backend builtin: IOR has only its own layout")
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -156,7 +185,8 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
     invs = ior_invocations(model, cluster)
     failures = []
     for i, inv in enumerate(invs, 1):
-        key = key_of(inv)
+        extra = modelled_options(model, inv) if as_modelled else []
+        key = key_of(inv) + ("-" + "-".join(extra) if extra else "")
         ids = f"{inv.phase_ids[0]}" + (f" to {inv.phase_ids[-1]}" if len(inv.phase_ids) > 1 else "")
         head = f"[{i}/{len(invs)}] phases {ids}: {inv.operation}, np {inv.np}"
         prev = state.done(key)
@@ -164,8 +194,9 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
             print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
             continue
         print(f"{head} ...", file=progress, end="", flush=True)
-        entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout)
+        entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra)
         entry["approximations"] = list(getattr(inv, "approximations", []))
+        entry["as_modelled"] = extra
         state.record(key, entry)
         if entry["ok"]:
             print(f" {entry['bandwidth_Bps'] / 2**20:.1f} MiB/s in {entry['time_s']:.3f} s", file=progress)
@@ -176,7 +207,8 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
                   file=progress)
     by_phase = {}
     for inv in invs:
-        entry = state.done(key_of(inv))
+        extra = modelled_options(model, inv) if as_modelled else []
+        entry = state.done(key_of(inv) + ("-" + "-".join(extra) if extra else ""))
         if entry:
             for pid in entry["phase_ids"]:
                 by_phase[pid] = entry

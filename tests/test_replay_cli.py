@@ -127,3 +127,30 @@ def test_predict_replays_now_when_asked(model, local_vc, tmp_path):
     bw = {pid: e["bandwidth_Bps"] for e in res.values() for pid in e["phase_ids"]}
     pred = json.loads(p.stdout)
     assert {ph["id"]: ph["bw_Bps"] for ph in pred["phases"]} == pytest.approx(bw)
+
+
+def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, tmp_path):
+    # ior_like segmented at 4 ranks with 12 barriers between operations: 12 write
+    # phases of rep 1 (max_comm_gap 8 < 12), each rank's block at r * b, one
+    # segment of np * b per phase: offsets first = k * np * b, per_rank b
+    r = traced("ior_like", 4, "segmented", 12, 12)
+    model = tmp_path / "m.json"
+    assert run("analyze", r.trace_dir, "-o", model, "-q").returncode == 0
+    m = json.loads(model.read_text())
+    out = tmp_path / "r"
+    p = run("replay", model, "--vc", local_vc, "--backend", "builtin", "--as-modelled", "-o", out)
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    first_run = min(runs, key=lambda e: e["phase_ids"][0])
+    ph = [x for x in m["phases"] if x["id"] in first_run["phase_ids"]]
+    b = ph[0]["rs"]
+    stride = ph[1]["offsets"]["first"] - ph[0]["offsets"]["first"]
+    assert stride == 4 * b and ph[0]["offsets"]["per_rank"] == b
+    opts = first_run["as_modelled"]
+    assert opts[0] == f"--iomodel.offsets={ph[0]['offsets']['first']},{b},{stride}"
+    gaps = sorted(x["gap_s"] for x in ph[1:])
+    assert opts[1] == f"--iomodel.gap={gaps[len(gaps) // 2]:.6f}"
+    assert all(e["ok"] for e in runs) and first_run["command"][-2:] == opts
+    # IOR has only its own layout
+    p = run("replay", model, "--vc", local_vc, "--backend", "ior", "--as-modelled", "-o", out)
+    assert p.returncode == 2 and "--as-modelled needs --backend builtin" in p.stderr
