@@ -5,13 +5,6 @@ import os
 import sys
 
 
-def human_bytes(n):
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-
-
 def fail(msg, code=2):
     print(f"iomodel: error: {msg}", file=sys.stderr)
     return code
@@ -32,14 +25,15 @@ def cmd_trace(args):
 
 
 def print_summary(s):
+    from iomodel.models.report import human
     print(f"trace        {s['trace']}")
     print(f"ranks        {s['ranks']} on {len(s['hosts'])} host(s): {', '.join(s['hosts'])}")
     print(f"ended by     {', '.join(s['ended_by'])}")
-    print(f"events       {s['total_events']}  ({human_bytes(s['trace_bytes'])} on disk, "
+    print(f"events       {s['total_events']}  ({human(s['trace_bytes'])} on disk, "
           f"{s['trace_bytes'] / max(s['total_events'], 1):.1f} B/event)")
     print(f"duration     {s['duration_s']:.6f} s from MPI_Init")
-    print(f"written      {s['bytes_written']} B ({human_bytes(s['bytes_written'])})")
-    print(f"read         {s['bytes_read']} B ({human_bytes(s['bytes_read'])})")
+    print(f"written      {s['bytes_written']} B ({human(s['bytes_written'])})")
+    print(f"read         {s['bytes_read']} B ({human(s['bytes_read'])})")
     if s["errors"]:
         print(f"failed calls {s['errors']} (returned an MPI error)")
     print()

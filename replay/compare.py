@@ -5,7 +5,7 @@ paper's Figures 2 and 3 (cost and performance/cost per VC, log scale).
 """
 from pathlib import Path
 
-from .predict import PredictError, feasibility, needed_processes, predict
+from .predict import PredictError, feasibility, money, needed_processes, predict
 from .profile import MiB, Profile, ProfileError
 
 __all__ = ["compare", "format_comparison", "plot_comparison", "COST_KEYS"]
@@ -92,10 +92,6 @@ def compare(model, clusters, profiles=None, cost_key="cost_usd", fallback=True):
     }
 
 
-def _money(x):
-    return "-" if x is None else (f"${x:.4f}" if abs(x) < 100 else f"${x:,.2f}")
-
-
 def format_comparison(result):
     """A comparison as text: one row per VC, the three rankings, the reasons."""
     ck = result["cost_key"]
@@ -114,8 +110,8 @@ def format_comparison(result):
         perf = p["performance_Bps"]
         pc = result["perf_cost"][lb]
         L.append(f"{lb:<16} {feas:<8} {p['io_time_s']:>11.2f} "
-                 f"{'-' if perf is None else f'{perf / MiB:.1f}':>9} {_money(p['cost_var_usd']):>10} "
-                 f"{_money(p['cost_fix_usd']):>10} {_money(p['cost_usd']):>10} {_money(p['billed_usd']):>10} "
+                 f"{'-' if perf is None else f'{perf / MiB:.1f}':>9} {money(p['cost_var_usd']):>10} "
+                 f"{money(p['cost_fix_usd']):>10} {money(p['cost_usd']):>10} {money(p['billed_usd']):>10} "
                  f"{'-' if pc is None else f'{pc:.4g}':>12}")
     L.append("")
     L.append("best first (feasible VCs):")

@@ -212,7 +212,8 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
 
 # -- text ----------------------------------------------------------------------------
 
-def _money(x):
+def money(x):
+    """Dollars as the tables print them."""
     if x is None:
         return "-"
     return f"${x:.4f}" if abs(x) < 100 else f"${x:,.2f}"
@@ -258,7 +259,7 @@ def format_prediction(pred):
         ids = str(g["first"]) if g["n"] == 1 else f"{g['first']} to {g['last']}"
         bw = "-" if g["bw_Bps"] is None else f"{g['bw_Bps'] / MiB:.1f}"
         L.append(f"{ids:>9} {g['operation']:<5} {g['np']:>4} {g['rs'] / MiB:>9.3f} {g['rep']:>4} "
-                 f"{g['weight'] / MiB:>11.1f} {bw:>11} {g['time_s']:>9.2f} {_money(g['cost_usd']):>10}  "
+                 f"{g['weight'] / MiB:>11.1f} {bw:>11} {g['time_s']:>9.2f} {money(g['cost_usd']):>10}  "
                  f"{g['note']}")
     if any(g["n"] > 1 for g in _groups(pred["phases"])):
         L.append("(a row 'a to b' is a run of identical phases: weight of each phase, time and cost of the run)")
@@ -267,11 +268,11 @@ def format_prediction(pred):
     L.append(f"I/O time            {pred['io_time_s']:.2f} s")
     L.append(f"performance         {'-' if perf is None else f'{perf / MiB:.1f} MiB/s'}"
              f"  (weight(app) {pred['weight'] / MiB:.1f} MiB / I/O time)")
-    L.append(f"cost_var  (exp. 6)  {_money(pred['cost_var_usd'])}  ({pred['instances']} instances)")
-    L.append(f"cost_fix            {_money(pred['cost_fix_usd'])}  (persistent storage, one month; "
-             f"{_money(pred['cost_fix_prorated_usd'])} prorated to the I/O time)")
-    L.append(f"cost_tot  (exp. 5)  {_money(pred['cost_usd'])}")
-    L.append(f"billed              {_money(pred['billed_usd'])}  (instance time rounded up to the "
+    L.append(f"cost_var  (exp. 6)  {money(pred['cost_var_usd'])}  ({pred['instances']} instances)")
+    L.append(f"cost_fix            {money(pred['cost_fix_usd'])}  (persistent storage, one month; "
+             f"{money(pred['cost_fix_prorated_usd'])} prorated to the I/O time)")
+    L.append(f"cost_tot  (exp. 5)  {money(pred['cost_usd'])}")
+    L.append(f"billed              {money(pred['billed_usd'])}  (instance time rounded up to the "
              f"{pred['billing']}, plus cost_fix)")
     pc = pred["perf_cost"]
     L.append(f"perf/cost (exp. 8)  {'-' if pc is None else f'{pc:.4g} MiB/s per $'}")
