@@ -38,6 +38,11 @@ sys.path.insert(0, str(ROOT))
 import synth_trace  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "analyzer.json"
+
+
+def shown(cmd):
+    """A command as the results file keeps it: no path of this machine's checkout."""
+    return " ".join("python" if str(c) == sys.executable else str(c) for c in cmd)
 GOALS = {"events_per_s": 2e6, "peak_rss_per_trace_byte": 4}
 PY = sys.executable
 TASKSET = shutil.which("taskset")
@@ -111,7 +116,7 @@ def measure(name, cmd, work, repeats, events, trace_bytes, check, budget=None):
     while len(runs) < repeats and (budget is None or not runs or time.perf_counter() - t < budget):
         r = run(cmd, work)
         if r["rc"] != 0:
-            return {"ok": False, "command": " ".join(map(str, cmd)), "rc": r["rc"],
+            return {"ok": False, "command": shown(cmd), "rc": r["rc"],
                     "note": f"{name} failed: " + r["stderr"].strip()[-2000:]}
         check(r)
         print(f"{name} run {len(runs) + 1}: {r['wall_s']:.2f} s wall ({r['user_s']:.2f} user, "
@@ -119,7 +124,7 @@ def measure(name, cmd, work, repeats, events, trace_bytes, check, budget=None):
         runs.append({k: v for k, v in r.items() if k not in ("stdout", "stderr", "rc")})
     wall = statistics.median(r["wall_s"] for r in runs)
     rss = statistics.median(r["peak_rss_bytes"] for r in runs)
-    return {"ok": True, "command": " ".join(map(str, cmd)), "runs": runs, "repeats": len(runs),
+    return {"ok": True, "command": shown(cmd), "runs": runs, "repeats": len(runs),
             "wall_s_median": round(wall, 3),
             "user_s_median": round(statistics.median(r["user_s"] for r in runs), 3),
             "sys_s_median": round(statistics.median(r["sys_s"] for r in runs), 3),
@@ -208,7 +213,7 @@ def big_trace(args, work, res):
     model = work / "model.json"
     cmd = [PY, "-m", "iomodel", "analyze", tdir, "-o", model, "-q"]
     if not analyze_available():
-        res["analyze"] = {"ok": False, "command": " ".join(map(str, cmd)),
+        res["analyze"] = {"ok": False, "command": shown(cmd),
                           "note": "`iomodel analyze` does not exist yet: only the reading stage was measured"}
         return
 

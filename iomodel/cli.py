@@ -18,8 +18,8 @@ def cmd_trace(args):
                     "e.g. iomodel trace -o run1 -- mpirun -np 4 ./app")
     rc, out = run_traced(args.output, cmd)
     nfiles = len(list(out.glob("rank-*.iot")))
-    print(f"iomodel: trace of {nfiles} rank(s) in {out}" if nfiles else
-          f"iomodel: no trace was written in {out} (did the application call MPI_Init?)",
+    print(f"iomodel: trace of {nfiles} rank(s) in {args.output}" if nfiles else
+          f"iomodel: no trace was written in {args.output} (did the application call MPI_Init?)",
           file=sys.stderr)
     return rc
 
