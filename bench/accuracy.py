@@ -1,0 +1,351 @@
+"""Prediction accuracy against real runs on the testbed VCs (issue 5).
+
+    .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster] [--disk-mibps 60]
+                                       [--gluster-rate 300mbit] [--no-readme]
+
+For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
+disk, testbed/disk; the one-server GlusterFS behind a shaped link,
+testbed/gluster), it characterizes the VC once (a small sweep, np 4). Then for
+each (app, size) below it traces the application once on tmpfs (the home
+cluster), analyzes it, and for every VC: predicts offline from the VC's profile
+(predicted_io_time_s), predicts from a replay of the model on the VC
+(replayed_io_time_s), and runs the application itself on the VC under the
+tracer, its data directory on the VC's mount (for the disk VC through
+testbed/disk/run.sh, in the throttling cgroup). The measured I/O time is the
+sum of the phase durations of the model of that run (`measured_io_time_s`,
+what `predict` sums), per phase each phase's `duration_s`; the model's
+`application.io_time_s` (wall clock with at least one phase in progress) is
+recorded too (`measured_app_io_time_s`). Errors are (x - measured) / measured.
+
+Rows go to bench/results/accuracy.json, the table to the README (between the
+<!-- bench:accuracy --> markers). Every VC is stopped at the end, even after an
+error. Needs root (loop device, cgroups, network namespace, FUSE).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IOMODEL = [str(ROOT / ".venv" / "bin" / "iomodel")]
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4"]
+MiB = 1 << 20
+
+# (app, size label, program, args after OUTDIR)
+APPS = [
+    ("btio_like", "32^3x8", "btio_like", ["32", "32", "32", "8"]),
+    ("btio_like", "48^3x6", "btio_like", ["48", "48", "48", "6"]),
+    ("s3d_like", "32^3", "s3d_like", ["blocking", "32", "32", "32"]),
+    ("s3d_like", "48^3", "s3d_like", ["blocking", "48", "48", "48"]),
+    ("ior_like", "fpp", "ior_like", ["fpp"]),
+    ("ior_like", "random", "ior_like", ["random"]),
+    ("basic_py", "4x3 KiB", "basic_py", []),
+]
+PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
+            "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
+            "ior_like": ROOT / "tests" / "programs" / "ior_like.c"}
+CHAR = ["--sizes", "1k,4k,64k,256k,1m,4m", "--np", "4", "--ops", "write,read",
+        "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
+
+
+def machine():
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    gl = subprocess.run(["glusterfs", "--version"], capture_output=True, text=True).stdout.splitlines()
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
+            "glusterfs": gl[0] if gl else None, "python": platform.python_version(),
+            "date": datetime.date.today().isoformat()}
+
+
+def sh(cmd, env, timeout=900, check=True, log=None):
+    t0 = time.monotonic()
+    p = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True, timeout=timeout)
+    if log is not None:
+        log.write(f"$ {' '.join(map(str, cmd))}  [{time.monotonic() - t0:.1f} s, rc {p.returncode}]\n"
+                  f"{p.stdout[-3000:]}{p.stderr[-3000:]}\n")
+        log.flush()
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd[:6]))}... failed ({p.returncode}):\n"
+                           f"{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return p
+
+
+class VC:
+    """A testbed VC: start/stop, its cluster YAML, the wrapper its processes run under."""
+
+    def __init__(self, name, work, env, args):
+        self.name, self.env, self.wrapper = name, dict(env), []
+        self.started = False
+        base = work / "vc" / name
+        base.mkdir(parents=True, exist_ok=True)
+        self.yaml = base / f"testbed-{name}.yaml"
+        if name == "tmpfs":
+            self.mount = Path(tempfile.mkdtemp(prefix="iomodel-acc-tmpfs-", dir="/dev/shm"))
+            text = (ROOT / "replay" / "clusters" / "local.yaml").read_text()
+            text = (text.replace("name: local", "name: testbed-tmpfs")
+                    .replace("workdir: /tmp/iomodel-replay", f"workdir: {self.mount}/work")
+                    .replace("description: This machine (one node, 2 cores), for local replays",
+                             "description: tmpfs (/dev/shm) on this machine, the home cluster"))
+            self.network = "-"
+        elif name == "disk":
+            self.mount = Path("/tmp/iomodel-acc/disk")
+            bps = int(args.disk_mibps * MiB)
+            self.env.update(IOMODEL_TESTBED_STATE=str(work / "state"), IOMODEL_DISK_MOUNT=str(self.mount),
+                            IOMODEL_DISK_SIZE="1G", IOMODEL_DISK_WRITE_BPS=str(bps),
+                            IOMODEL_DISK_READ_BPS=str(bps))
+            text = (ROOT / "testbed" / "testbed-disk.yaml").read_text().replace(
+                "/tmp/iomodel-testbed/disk/work", f"{self.mount}/work").replace(
+                "throttled to 100 MiB/s", f"throttled to {args.disk_mibps:g} MiB/s")
+            self.wrapper = ["bash", ROOT / "testbed" / "disk" / "run.sh"]
+            self.network = f"blkio {args.disk_mibps:g} MiB/s"
+        elif name == "gluster":
+            self.mount = Path("/tmp/iomodel-acc/gluster")
+            self.env.update(IOMODEL_TESTBED_STATE=str(work / "state"), IOMODEL_GLUSTER_MOUNT=str(self.mount),
+                            IOMODEL_GLUSTER_RATE=args.gluster_rate)
+            text = (ROOT / "testbed" / "testbed-gluster.yaml").read_text().replace(
+                "/tmp/iomodel-testbed/gluster/work", f"{self.mount}/work").replace(
+                'network: "1 Gbit/s"', f'network: "{args.gluster_rate}"').replace(
+                "1 Gbit/s tbf", f"{args.gluster_rate} tbf")
+            self.network = f"tbf {args.gluster_rate}"
+        else:
+            raise ValueError(name)
+        self.yaml.write_text(text)
+        self.cluster_name = next(l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("name:"))
+
+    def start(self, log):
+        if self.name != "tmpfs":
+            self.started = True
+            sh(["bash", ROOT / "testbed" / self.name / "start.sh"], self.env, timeout=120, log=log)
+        (self.mount / "work").mkdir(parents=True, exist_ok=True)
+
+    def stop(self, log):
+        if self.name == "tmpfs":
+            shutil.rmtree(self.mount, ignore_errors=True)
+        elif self.started:
+            sh(["bash", ROOT / "testbed" / self.name / "stop.sh", "--purge"], self.env, timeout=180,
+               check=False, log=log)
+            self.started = False
+
+    def run(self, cmd, **kw):
+        return sh([*self.wrapper, *cmd], self.env, **kw)
+
+
+def app_cmd(bindir, prog, outdir, args):
+    if prog == "basic_py":
+        return [*MPIRUN, PYTHON, ROOT / "tests" / "programs" / "basic_py.py", outdir]
+    return [*MPIRUN, bindir / prog, outdir, *args]
+
+
+def trace_and_model(runner, cmd, tdir, mpath, log):
+    shutil.rmtree(tdir, ignore_errors=True)
+    t0 = time.monotonic()
+    runner([*IOMODEL, "trace", "-o", tdir, "--", *cmd], log=log)
+    wall = time.monotonic() - t0
+    sh([*IOMODEL, "analyze", tdir, "-o", mpath, "-q"], os.environ, log=log)
+    return json.loads(Path(mpath).read_text()), wall
+
+
+def predict(model_path, vc, extra, log):
+    p = sh([*IOMODEL, "predict", model_path, "--vc", vc.yaml, *extra, "--json"], vc.env, log=log)
+    return json.loads(p.stdout)
+
+
+def err(x, ref):
+    return None if x is None or not ref else (x - ref) / ref
+
+
+def rank(d):
+    """VC names from fastest to slowest."""
+    return [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
+
+
+def table(rows):
+    out = ["| app | size | VC | MiB | measured s | predicted s (err) | replayed s (err) | "
+           "worst phase err pred / repl | phases |",
+           "|---|---|---|---|---|---|---|---|---|"]
+
+    def pct(e):
+        return "-" if e is None else f"{e * 100:+.0f}%"
+    for r in rows:
+        if r.get("error"):
+            out.append(f"| {r['app']} | {r['size']} | {r['vc']} | | failed: {r['error'][:60]} | | | | |")
+            continue
+        out.append(f"| {r['app']} | {r['size']} | {r['vc']} | {r['weight_bytes'] / MiB:.2f} | "
+                   f"{r['measured_io_time_s']:.3f} | {r['predicted_io_time_s']:.3f} ({pct(r['error_predicted'])}) | "
+                   f"{r['replayed_io_time_s']:.3f} ({pct(r['error_replayed'])}) | "
+                   f"{pct(r['worst_phase_error_predicted'])} / {pct(r['worst_phase_error_replayed'])} | "
+                   f"{len(r['phases'])} |")
+    return "\n".join(out)
+
+
+def ranking_lines(rankings):
+    out = []
+    for k, v in rankings.items():
+        same_p = "same" if v["predicted"] == v["measured"] else "differs"
+        same_r = "same" if v["replayed"] == v["measured"] else "differs"
+        out.append(f"| {k} | {' < '.join(v['measured'])} | {' < '.join(v['predicted'])} ({same_p}) | "
+                   f"{' < '.join(v['replayed'])} ({same_r}) |")
+    return "\n".join(["| app, size | measured (fastest first) | predicted | replayed |",
+                      "|---|---|---|---|", *out])
+
+
+def to_readme(text):
+    readme = ROOT / "README.md"
+    s = readme.read_text()
+    a, b = "<!-- bench:accuracy -->", "<!-- /bench:accuracy -->"
+    if a in s and b in s:
+        s = s[:s.index(a) + len(a)] + "\n" + text + "\n" + s[s.index(b):]
+    else:
+        s = s.replace("\n## Layout\n", f"\n## Prediction accuracy\n\n{a}\n{text}\n{b}\n\n## Layout\n", 1)
+    readme.write_text(s)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--vcs", default="tmpfs,disk,gluster")
+    ap.add_argument("--apps", default=None, help="comma-separated app names (default: all)")
+    ap.add_argument("--disk-mibps", type=float, default=60)
+    ap.add_argument("--gluster-rate", default="300mbit")
+    ap.add_argument("--no-readme", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/accuracy.py needs root (loop device, cgroups, network namespace, FUSE)")
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    work = Path(tempfile.mkdtemp(prefix="iomodel-accuracy-", dir="/tmp"))
+    log = open(work / "log.txt", "w")
+    print(f"work dir {work} (log: {work}/log.txt)")
+    bindir = work / "bin"
+    bindir.mkdir()
+    for name, src in PROGRAMS.items():
+        sh(["mpicc", "-O2", "-o", bindir / name, src, "-lm"], env, log=log)
+    apps = [a for a in APPS if args.apps is None or a[0] in args.apps.split(",")]
+    vcs = [VC(n, work, env, args) for n in args.vcs.split(",")]
+    home = Path(tempfile.mkdtemp(prefix="iomodel-acc-home-", dir="/dev/shm"))
+    rows, profiles, t_start = [], {}, time.monotonic()
+    try:
+        # the home cluster: every app traced once on tmpfs
+        homes = {}
+        for app, size, prog, a in apps:
+            key = f"{app}-{size}".replace("^", "").replace(" ", "")
+            d = home / key
+            d.mkdir()
+            mpath = work / f"{key}.home.json"
+            m, wall = trace_and_model(lambda c, **kw: sh(c, env, **kw), app_cmd(bindir, prog, d, a),
+                                      work / f"{key}.home.trace", mpath, log)
+            shutil.rmtree(d, ignore_errors=True)
+            homes[(app, size)] = (key, mpath, m)
+            print(f"home trace {app} {size}: {len(m['phases'])} phases, {m['weight'] / MiB:.2f} MiB, "
+                  f"I/O {m['application']['io_time_s']:.3f} s")
+        for vc in vcs:
+            try:
+                vc.start(log)
+                t0 = time.monotonic()
+                cdir = work / f"char-{vc.name}"
+                vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *CHAR, "-o", cdir],
+                       log=log, timeout=1800)
+                profiles[vc.name] = {"dir": str(cdir), "seconds": round(time.monotonic() - t0, 1)}
+                print(f"[{vc.name}] characterized in {time.monotonic() - t0:.0f} s")
+                for app, size, prog, a in apps:
+                    key, mpath, m = homes[(app, size)]
+                    row = {"app": app, "size": size, "vc": vc.name, "np": 4, "weight_bytes": m["weight"]}
+                    try:
+                        pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
+                        rdir = work / f"replay-{vc.name}-{key}"
+                        shutil.rmtree(vc.mount / "work", ignore_errors=True)
+                        (vc.mount / "work").mkdir()
+                        vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin", "-o", rdir],
+                               log=log)
+                        repl = predict(mpath, vc, ["--replay", rdir], log)
+                        data = vc.mount / "work" / f"app-{key}"
+                        shutil.rmtree(data, ignore_errors=True)
+                        data.mkdir(parents=True)
+                        vm, wall = trace_and_model(vc.run, app_cmd(bindir, prog, data, a),
+                                                   work / f"{key}.{vc.name}.trace",
+                                                   work / f"{key}.{vc.name}.json", log)
+                        shutil.rmtree(data, ignore_errors=True)
+                        measured = sum(p["duration_s"] for p in vm["phases"])
+                        phases = []
+                        same = len(vm["phases"]) == len(m["phases"])
+                        for i, hp in enumerate(m["phases"]):
+                            mp = vm["phases"][i] if same else None
+                            pp, rp = pred["phases"][i], repl["phases"][i]
+                            ms = mp["duration_s"] if mp and mp["operation"] == hp["operation"] else None
+                            phases.append({"id": hp["id"], "operation": hp["operation"], "np": hp["np"],
+                                           "rs": hp["rs"], "rep": hp["rep"], "weight": hp["weight"],
+                                           "measured_s": ms, "predicted_s": pp["time_s"],
+                                           "replayed_s": rp["time_s"],
+                                           "error_predicted": err(pp["time_s"], ms),
+                                           "error_replayed": err(rp["time_s"], ms)})
+
+                        def worst(k):
+                            es = [p[k] for p in phases if p[k] is not None]
+                            return max(es, key=abs) if es else None
+                        row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
+                                   measured_io_time_s=measured,
+                                   measured_app_io_time_s=vm["application"]["io_time_s"],
+                                   measured_run_time_s=vm["application"].get("run_time_s"),
+                                   measured_wall_s=wall,
+                                   error_predicted=err(pred["io_time_s"], measured),
+                                   error_replayed=err(repl["io_time_s"], measured),
+                                   worst_phase_error_predicted=worst("error_predicted"),
+                                   worst_phase_error_replayed=worst("error_replayed"),
+                                   phases_match=same, phases=phases,
+                                   replay_notes=sorted({p.get("note", "") for p in repl["phases"]})[:5],
+                                   predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
+                        print(f"[{vc.name}] {app} {size}: measured {measured:.3f} s, predicted "
+                              f"{pred['io_time_s']:.3f} s ({row['error_predicted'] * 100:+.0f}%), replayed "
+                              f"{repl['io_time_s']:.3f} s ({row['error_replayed'] * 100:+.0f}%)", flush=True)
+                    except Exception as e:  # one failed row must not lose the others
+                        row["error"] = str(e)[-1500:]
+                        print(f"[{vc.name}] {app} {size}: FAILED {str(e)[:300]}", flush=True)
+                    rows.append(row)
+            finally:
+                vc.stop(log)
+    finally:
+        for vc in vcs:
+            vc.stop(log)
+        shutil.rmtree(home, ignore_errors=True)
+        log.close()
+
+    rankings = {}
+    for app, size, _, _ in apps:
+        rs = [r for r in rows if r["app"] == app and r["size"] == size and not r.get("error")]
+        if len(rs) > 1:
+            rankings[f"{app} {size}"] = {k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs})
+                                         for k in ("measured", "predicted", "replayed")}
+    mach = machine()
+    vcdesc = {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network} for vc in vcs}
+    result = {"machine": mach, "vcs": vcdesc, "characterize": {"args": CHAR, **profiles},
+              "measured_io_time": "sum of the phase durations (duration_s) of the model of the run on the VC; "
+                                  "measured_app_io_time_s is the model's application.io_time_s",
+              "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
+              "rankings": rankings, "rows": rows}
+    Path(args.o).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.o).write_text(json.dumps(result, indent=1) + "\n")
+    vcs_line = "; ".join(f"{vc.name}: {vc.network}" for vc in vcs)
+    text = (f"{table(rows)}\n\nVC ranking (by I/O time):\n\n{ranking_lines(rankings)}\n\n"
+            f"np 4 on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
+            f"{mach['glusterfs']}; VCs {vcs_line}; one run each ({mach['date']}). "
+            f"Measured: sum of the phase durations of the traced run on the VC. "
+            f"Profiles: `iomodel characterize {' '.join(CHAR)}`.")
+    print("\n" + text)
+    if not args.no_readme:
+        to_readme(text)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"kept {work}")
+
+
+if __name__ == "__main__":
+    main()
