@@ -21,6 +21,10 @@ Keys of each dict (MiB = 2**20 bytes, as IOR's MiB):
     file_per_proc    IOR's -F
     aggregate_bytes  bytes moved by one repetition: num_tasks * segments * block
     bandwidth_Bps    bw_MiBps_mean in bytes/s
+    transfer_time_s  mean time of the transfers alone (IOR's wrRdTime: no open,
+                     no close), s; None when the output does not give it
+    transfer_bandwidth_Bps
+                     aggregate_bytes / transfer_time_s, or None
 
 replayer_path() finds the iomodel_replay binary.
 """
@@ -69,13 +73,58 @@ def replayer_path():
         "build it with the README's set-up command (scripts/setup.sh), or set IOMODEL_REPLAYER")
 
 
-def _finish(d, source):
+def _finish(d, source, transfer_times=None):
+    """Derived keys; transfer_times: {(test id, operation): [wrRdTime of each repetition]}."""
     d["file_per_proc"] = bool(d["file_per_proc"])
     if d["operation"] not in ("write", "read"):
         raise ValueError(f"{source}: unknown operation {d['operation']!r} in the summary")
     d["aggregate_bytes"] = d["num_tasks"] * d["segments"] * d["block"]
     d["bandwidth_Bps"] = d["bw_MiBps_mean"] * MIB
+    times = (transfer_times or {}).get((d.get("test_id", 0), d["operation"]))
+    t = sum(times) / len(times) if times else None
+    d["transfer_time_s"] = t
+    d["transfer_bandwidth_Bps"] = d["aggregate_bytes"] / t if t else None
     return d
+
+
+def _json_transfer_times(doc):
+    """{(test id, operation): [wrRdTime...]} from the per-repetition "Results" of IOR's JSON."""
+    out = {}
+    for test in doc.get("tests", []) if isinstance(doc, dict) else []:
+        results = test.get("Results", []) if isinstance(test, dict) else []
+        rows = [r for x in results for r in (x if isinstance(x, list) else [x])]
+        for r in rows:
+            if isinstance(r, dict) and r.get("access") in ("write", "read") and \
+                    isinstance(r.get("wrRdTime"), (int, float)):
+                out.setdefault((test.get("TestID", 0), r["access"]), []).append(float(r["wrRdTime"]))
+    return out
+
+
+def _text_transfer_times(lines):
+    """The same from the "Results:" tables of IOR's text output (column wr/rd(s))."""
+    out, test = {}, 0
+    for k, line in enumerate(lines):
+        if line.startswith("TestID"):
+            try:
+                test = int(line.split(":", 1)[1])
+            except (IndexError, ValueError):
+                pass
+        if not line.startswith("access") or "wr/rd(s)" not in line:
+            continue
+        col = line.split().index("wr/rd(s)")
+        for row in lines[k + 1:]:
+            parts = row.split()
+            if not parts or parts[0].startswith("---"):
+                if parts:
+                    continue
+                break
+            if parts[0] not in ("write", "read"):
+                break
+            try:
+                out.setdefault((test, parts[0]), []).append(float(parts[col]))
+            except (IndexError, ValueError):
+                break
+    return out
 
 
 def _read_source(text_or_path):
@@ -118,7 +167,7 @@ def parse_ior_json(text_or_path, source=None):
             except (TypeError, ValueError):
                 raise ValueError(f"{name}: summary[{i}] {key!r} is {entry[key]!r}, "
                                  f"not {kind.__name__}") from None
-        out.append(_finish(d, name))
+        out.append(_finish(d, name, _json_transfer_times(doc)))
     return out
 
 
@@ -129,6 +178,7 @@ def parse_ior_text(text, source="IOR output"):
         text = text.decode("utf-8", "replace")
     lines = [l.strip() for l in text.splitlines()]
     out = []
+    transfers = _text_transfer_times(lines)
     for k, line in enumerate(lines):
         if not line.startswith("Summary of all tests:"):
             continue
@@ -161,7 +211,7 @@ def parse_ior_text(text, source="IOR output"):
                     d[ours] = kind(tok[pos])
                 except ValueError:
                     raise ValueError(f"{source}: {header[pos]} is {tok[pos]!r} in {row!r}") from None
-            out.append(_finish(d, source))
+            out.append(_finish(d, source, transfers))
     if not out:
         hint = next((l for l in lines if "ERROR" in l or "Error" in l or "error:" in l), None)
         raise ValueError(f"{source}: no 'Summary of all tests:' table with write/read rows"

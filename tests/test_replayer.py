@@ -383,3 +383,17 @@ def test_short_read_fails(tmp_path):
     assert proc.returncode != 0
     ours = [l for l in proc.stderr.splitlines() if l.startswith("iomodel_replay")]
     assert len(ours) == 1 and "short read at offset 16384" in ours[0]
+
+
+def test_transfer_time_and_bandwidth_leave_open_and_close_out():
+    """BW_CH of a replay is bytes / wrRdTime (a traced phase has no open or
+    close); the fixture's first repetition: 32 MiB written in 0.059 s of
+    transfers (JSON) and in 0.080713 s (the text output, another run)."""
+    from iomodel.replay.results import parse_ior_json, parse_ior_text
+    fx = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ior"
+    w, r = parse_ior_json(fx / "a_mpiio_shared_coll.json")
+    assert (w["transfer_time_s"], r["transfer_time_s"]) == (0.059, 0.0339)
+    assert w["transfer_bandwidth_Bps"] == 32 * 2**20 / 0.059
+    tw, tr = parse_ior_text((fx / "a_mpiio_shared_coll.stdout.txt").read_text())
+    assert (tw["transfer_time_s"], tr["transfer_time_s"]) == (0.080713, 0.035316)
+    assert tr["transfer_bandwidth_Bps"] == 32 * 2**20 / 0.035316
