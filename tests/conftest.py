@@ -86,6 +86,19 @@ def rank_events(trace):
     return out
 
 
+def running(pids):
+    """Those of the PIDs still running (zombies waiting for their parent do not count)."""
+    out = []
+    for pid in pids:
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] != "Z":
+            out.append(pid)
+    return out
+
+
 def final_lclocks(trace):
     """Per rank: the logical clock at the end of the run."""
     return dict(zip(trace.ranks["rank"].to_pylist(), trace.ranks["final_lclock"].to_pylist()))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, running
 
 SLURM = ROOT / "testbed" / "slurm"
 IOMODEL = [sys.executable, "-m", "iomodel"]
@@ -19,18 +19,6 @@ def daemon_pids(state):
     files = (state / "slurmd.pid", state / "slurmctld.pid", state / "munge" / "munged.pid")
     return [f.read_text().strip() for f in files if f.exists()]
 
-
-def running(pids):
-    """Those of the PIDs still running (zombies waiting for their parent do not count)."""
-    out = []
-    for pid in pids:
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-        except OSError:
-            continue
-        if stat.rsplit(")", 1)[1].split()[0] != "Z":
-            out.append(pid)
-    return out
 
 
 @pytest.fixture

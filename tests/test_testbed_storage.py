@@ -13,7 +13,7 @@ import time
 import pytest
 
 from test_testbed_slurm import slurm  # noqa: F401 (a fixture)
-from conftest import ROOT
+from conftest import ROOT, running
 
 TESTBED = ROOT / "testbed"
 IOMODEL = [sys.executable, "-m", "iomodel"]
@@ -23,18 +23,6 @@ MiB = 1 << 20
 def mounted(path):
     return any(line.split()[1] == str(path) for line in open("/proc/self/mounts"))
 
-
-def running(pids):
-    """Those of the PIDs still running (zombies do not count)."""
-    out = []
-    for pid in pids:
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-        except OSError:
-            continue
-        if stat.rsplit(")", 1)[1].split()[0] != "Z":
-            out.append(pid)
-    return out
 
 
 def sh(script, env, *args, timeout=60):
@@ -95,6 +83,17 @@ def by_operation(runs):
     return bw
 
 
+def start_twice(vc, env):
+    """Start a testbed VC, then again (start is idempotent); seconds the first start took."""
+    t0 = time.monotonic()
+    up = sh(f"{vc}/start.sh", env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    started = time.monotonic() - t0
+    again = sh(f"{vc}/start.sh", env)
+    assert again.returncode == 0 and f"{vc} up" in again.stdout, again.stderr
+    return started
+
+
 def root_only():
     if os.geteuid() != 0:
         pytest.fail("the storage testbed needs root (loop devices, cgroups, namespaces)")
@@ -111,13 +110,7 @@ def disk(tmp_path):
     env = {**os.environ, "IOMODEL_TESTBED_STATE": str(tmp_path / "state"),
            "IOMODEL_DISK_MOUNT": str(tmp_path / "disk"), "IOMODEL_DISK_SIZE": "256M",
            "IOMODEL_DISK_WRITE_BPS": str(DISK_BPS)}
-    t0 = time.monotonic()
-    up = sh("disk/start.sh", env)
-    assert up.returncode == 0, up.stdout + up.stderr
-    started = time.monotonic() - t0
-    again = sh("disk/start.sh", env)
-    assert again.returncode == 0 and "disk up" in again.stdout, again.stderr     # idempotent
-    yield env, started
+    yield env, start_twice("disk", env)
     sh("disk/stop.sh", env, "--purge")
 
 
@@ -176,13 +169,7 @@ def gluster(tmp_path):
             pytest.fail(f"{b} missing: apt-get install glusterfs-server glusterfs-client")
     env = {**os.environ, "IOMODEL_TESTBED_STATE": str(tmp_path / "state"),
            "IOMODEL_GLUSTER_MOUNT": str(tmp_path / "gluster"), "IOMODEL_GLUSTER_RATE": "200mbit"}
-    t0 = time.monotonic()
-    up = sh("gluster/start.sh", env)
-    assert up.returncode == 0, up.stdout + up.stderr
-    started = time.monotonic() - t0
-    again = sh("gluster/start.sh", env)
-    assert again.returncode == 0 and "gluster up" in again.stdout, again.stderr   # idempotent
-    yield env, started
+    yield env, start_twice("gluster", env)
     sh("gluster/stop.sh", env, "--purge")
 
 
