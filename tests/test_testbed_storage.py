@@ -114,13 +114,15 @@ def disk(tmp_path):
     sh("disk/stop.sh", env, "--purge")
 
 
-def test_disk_vc_throttles_synced_writes_then_nothing_is_left(disk, model, tmp_path):
+def test_disk_vc_throttles_every_write_then_nothing_is_left(disk, model, tmp_path):
     env, started = disk
     state = tmp_path / "state" / "disk"
     mnt = tmp_path / "disk"
     dev = (state / "loopdev").read_text().strip()
     cgroup = (state / "cgroup").read_text().strip()
     assert mounted(mnt) and os.path.isdir(cgroup)
+    opts = next(line.split()[3] for line in open("/proc/self/mounts") if line.split()[1] == str(mnt))
+    assert "sync" in opts.split(",")                 # write-through: unsynced writes are throttled
     # run.sh puts the command (and its children) in the throttling cgroup
     p = subprocess.run(["bash", TESTBED / "disk" / "run.sh", "cat", "/proc/self/cgroup"], env=env,
                        capture_output=True, text=True, timeout=30)
@@ -129,11 +131,10 @@ def test_disk_vc_throttles_synced_writes_then_nothing_is_left(disk, model, tmp_p
                   tmp_path, wrapper=["bash", TESTBED / "disk" / "run.sh"])
     bw = by_operation(runs)
     for e in runs:
-        if e["operation"] == "write":
-            assert "-e" in e["command"]                                      # fsync: throttled
+        assert "-e" not in e["command"]              # no fsync: the mount makes writes reach the disk
     print(f"\ndisk VC: start {started:.2f} s, write limit {DISK_BPS / MiB:.0f} MiB/s, measured "
           + ", ".join(f"{op} {', '.join(f'{b / MiB:.1f}' for b in v)} MiB/s" for op, v in bw.items()))
-    # synced writes: at most the limit (+10%), and not far below it (the throttle, not
+    # writes: at most the limit (+10%), and not far below it (the throttle, not
     # something else, sets the pace). Reads are not checked: on one node they come from
     # the page cache the setup write filled (-C cannot help), far above the limit.
     assert bw["write"] and all(0.5 * DISK_BPS < b < 1.1 * DISK_BPS for b in bw["write"])
@@ -161,14 +162,19 @@ def gluster_pids(state):
     return [f.read_text().strip() for f in files if f.is_file() and f.read_text().strip()]
 
 
-@pytest.fixture
-def gluster(tmp_path):
+def gluster_env(tmp_path, **extra):
     root_only()
     for b in ("glusterd", "mount.glusterfs"):
         if subprocess.run(["which", b], capture_output=True).returncode != 0:
             pytest.fail(f"{b} missing: apt-get install glusterfs-server glusterfs-client")
-    env = {**os.environ, "IOMODEL_TESTBED_STATE": str(tmp_path / "state"),
-           "IOMODEL_GLUSTER_MOUNT": str(tmp_path / "gluster"), "IOMODEL_GLUSTER_RATE": "200mbit"}
+    return {**os.environ, "IOMODEL_TESTBED_STATE": str(tmp_path / "state"),
+            "IOMODEL_GLUSTER_MOUNT": str(tmp_path / "gluster"), "IOMODEL_GLUSTER_RATE": "200mbit",
+            **extra}
+
+
+@pytest.fixture
+def gluster(tmp_path):
+    env = gluster_env(tmp_path)
     yield env, start_twice("gluster", env)
     sh("gluster/stop.sh", env, "--purge")
 
@@ -203,6 +209,46 @@ def test_gluster_vc_is_shaped_then_nothing_is_left(gluster, model, tmp_path):
     assert subprocess.run(["ip", "link", "show", "iomodel-gl-h"], capture_output=True).returncode != 0
     assert "iomodel-testbed" not in open("/etc/hosts").read()
     assert stopped < 20
+
+
+def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
+    """Two data servers: two bricks, each on its own name, address and shaped link;
+    a 64 MiB file (sixteen 4 MB shards, placed by the hash of a random id: all on one
+    brick with probability 2^-15) has data on both bricks, and bytes crossed both
+    links; stop removes both links and both /etc/hosts lines."""
+    env = gluster_env(tmp_path, IOMODEL_GLUSTER_SERVERS="2")
+    try:
+        start_twice("gluster", env)
+        state = tmp_path / "state" / "gluster"
+        pids = gluster_pids(state)
+        assert len(pids) == 4 and running(pids) == pids      # glusterd, 2 bricks, FUSE client
+        hosts = [line.split()[:2] for line in open("/etc/hosts") if "# iomodel-testbed iomodel-gl" in line]
+        assert hosts == [["10.213.0.2", "iomodel-gluster"], ["10.213.1.2", "iomodel-gluster-2"]]
+        for dev in ("iomodel-gl-h", "iomodel-gl-h2"):
+            q = subprocess.run(["tc", "qdisc", "show", "dev", dev], capture_output=True, text=True).stdout
+            assert "tbf" in q and "200Mbit" in q, q
+
+        def tx(dev):
+            return int(open(f"/sys/class/net/{dev}/statistics/tx_bytes").read())
+        before = [tx("iomodel-gl-h"), tx("iomodel-gl-h2")]
+        data = bytes(range(256)) * (64 * MiB // 256)
+        (tmp_path / "gluster" / "big").write_bytes(data)
+        sent = [tx("iomodel-gl-h") - before[0], tx("iomodel-gl-h2") - before[1]]
+        assert (tmp_path / "gluster" / "big").read_bytes() == data
+        # shard 0 is the file itself on one brick; shards 1-15 in .shard/ on the bricks
+        # their names hash to: together 64 MiB, and both links carried a share of it
+        on_brick = [sum(f.stat().st_size for f in (state / b).rglob("*") if f.is_file()
+                        and ".glusterfs" not in f.parts) for b in ("brick", "brick2")]
+        assert sum(on_brick) == 64 * MiB and sum(sent) > 64 * MiB, (on_brick, sent)
+        assert all(b > 0 for b in on_brick) and all(s > 4 * MiB * 0.9 for s in sent), (on_brick, sent)
+        down = sh("gluster/stop.sh", env)
+        assert down.returncode == 0 and "4 processes" in down.stdout, down.stdout + down.stderr
+        assert running(pids) == [] and not mounted(tmp_path / "gluster")
+        for dev in ("iomodel-gl-h", "iomodel-gl-h2"):
+            assert subprocess.run(["ip", "link", "show", dev], capture_output=True).returncode != 0
+        assert "iomodel-testbed" not in open("/etc/hosts").read()
+    finally:
+        sh("gluster/stop.sh", env, "--purge")
 
 
 # --------------------------------------------- the CI-sized test of issue 5

@@ -13,6 +13,11 @@ READ_BPS=${IOMODEL_DISK_READ_BPS:-$WRITE_BPS}
 BLKIO_ROOT=/sys/fs/cgroup/blkio
 # One cgroup per state directory, so two testbeds (e.g. parallel tests) do not clash.
 CGROUP=$BLKIO_ROOT/iomodel-disk-$(printf %s "$STATE" | md5sum | cut -c1-8)
+# Mount options. "sync": every write reaches the device before write() returns, so the
+# throttle applies to the application's buffered writes too, as on a disk with no
+# write-back cache (or once a job writes more than the page cache holds). Without it,
+# unsynced writes land in the page cache (GB/s) and only fsync/O_DIRECT is throttled.
+MOUNT_OPTS=${IOMODEL_DISK_MOUNT_OPTS-noatime,sync}
 LOOPFILE=$STATE/loopdev          # the loop device start.sh attached (e.g. /dev/loop3)
 
 # The loop device attached to $IMAGE, if any (the one start.sh recorded, still backed by it).

@@ -3,8 +3,9 @@
 # testbed/state/disk/, ext4 on a loop device over it, mounted on IOMODEL_DISK_MOUNT
 # (default /tmp/iomodel-testbed/disk), and a blkio cgroup (cgroup v1) throttling the
 # loop device to IOMODEL_DISK_WRITE_BPS / IOMODEL_DISK_READ_BPS bytes/s (default
-# 100 MiB/s both). Idempotent. Only synced or O_DIRECT I/O is throttled: replays
-# need defeat_page_cache: true (IOR -e) and run through testbed/disk/run.sh.
+# 100 MiB/s both). Mounted "sync" by default (IOMODEL_DISK_MOUNT_OPTS): every write
+# is throttled, synced or not. Idempotent. Replays and applications run through
+# testbed/disk/run.sh, in the throttling cgroup.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 [ "$(id -u)" = 0 ] || { echo "start.sh: run as root" >&2; exit 1; }
@@ -22,7 +23,7 @@ if [ -z "$dev" ]; then
   echo "$dev" > "$LOOPFILE"
 fi
 if ! is_mounted; then
-  mount -t ext4 -o noatime "$dev" "$MNT"
+  mount -t ext4 ${MOUNT_OPTS:+-o "$MOUNT_OPTS"} "$dev" "$MNT"
 fi
 chmod 1777 "$MNT"
 majmin=$(lsblk -dn -o MAJ:MIN "$dev" | tr -d ' ')
@@ -30,4 +31,4 @@ mkdir -p "$CGROUP"
 echo "$majmin $WRITE_BPS" > "$CGROUP/blkio.throttle.write_bps_device"
 echo "$majmin $READ_BPS" > "$CGROUP/blkio.throttle.read_bps_device"
 echo "$CGROUP" > "$STATE/cgroup"
-echo "disk up: $dev ($majmin) on $MNT, write $WRITE_BPS B/s, read $READ_BPS B/s, cgroup $CGROUP"
+echo "disk up: $dev ($majmin) on $MNT (${MOUNT_OPTS:-defaults}), write $WRITE_BPS B/s, read $READ_BPS B/s, cgroup $CGROUP"

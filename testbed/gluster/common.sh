@@ -1,20 +1,30 @@
-# Shared settings of the one-server GlusterFS testbed VC (sourced by start.sh/stop.sh).
-# glusterd and its brick run in a network namespace reached through a veth pair
-# shaped with tc tbf; the volume is mounted through FUSE in the root namespace.
+# Shared settings of the GlusterFS testbed VC (sourced by start.sh/stop.sh).
+# glusterd and its bricks run in a network namespace reached through veth pairs
+# shaped with tc tbf (one per data server); the volume is mounted through FUSE in the root namespace.
 TESTBED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${IOMODEL_TESTBED_STATE:-$TESTBED_DIR/state}/gluster
 # Where the volume is mounted: a fixed path by default, named in testbed-gluster.yaml.
 MNT=${IOMODEL_GLUSTER_MOUNT:-/tmp/iomodel-testbed/gluster}
-NS=${IOMODEL_GLUSTER_NS:-iomodel-gl}                  # network namespace of the server
-VETH_HOST=${NS:0:10}-h; VETH_NS=${NS:0:10}-n           # interface names: <= 15 characters
-SUBNET=${IOMODEL_GLUSTER_SUBNET:-10.213.0}             # a /30: .1 host side, .2 server
-HOST_IP=$SUBNET.1; SERVER_IP=$SUBNET.2
-# Gluster refuses 127.0.0.1 (and wants a name) for a brick: this name is put in
-# /etc/hosts for the server's address, on a line ending with $HOSTS_TAG.
-SERVER_NAME=${IOMODEL_GLUSTER_HOST:-iomodel-gluster}
+NS=${IOMODEL_GLUSTER_NS:-iomodel-gl}                  # network namespace of the server(s)
+# Data servers: each is a brick on its own host name and address, reached through its
+# own veth pair (its own shaped link); one glusterd in the namespace manages them all.
+SERVERS=${IOMODEL_GLUSTER_SERVERS:-1}
+[[ "$SERVERS" =~ ^[1-9]$ ]] || { echo "IOMODEL_GLUSTER_SERVERS must be 1..9, got '$SERVERS'" >&2; exit 2; }
+SUBNET=${IOMODEL_GLUSTER_SUBNET:-10.213.0}             # server i: a /30 in SUBNET's third octet + i-1
+SERVER_NAME=${IOMODEL_GLUSTER_HOST:-iomodel-gluster}   # server 1's name; server i > 1: NAME-i
+# Server i's veth pair (names <= 15 characters), addresses (.1 host side, .2 server) and name.
+veth_host() { if [ "$1" = 1 ]; then echo "${NS:0:10}-h"; else echo "${NS:0:10}-h$1"; fi; }
+veth_ns()   { if [ "$1" = 1 ]; then echo "${NS:0:10}-n"; else echo "${NS:0:10}-n$1"; fi; }
+subnet_of() { local a b c; IFS=. read -r a b c <<< "$SUBNET"; echo "$a.$b.$((c + $1 - 1))"; }
+host_ip()   { echo "$(subnet_of "$1").1"; }
+server_ip() { echo "$(subnet_of "$1").2"; }
+server_name() { if [ "$1" = 1 ]; then echo "$SERVER_NAME"; else echo "$SERVER_NAME-$1"; fi; }
+brick_dir() { if [ "$1" = 1 ]; then echo "$STATE/brick"; else echo "$STATE/brick$1"; fi; }
+VETH_HOST=$(veth_host 1); SERVER_IP=$(server_ip 1)
+# Gluster refuses 127.0.0.1 (and wants a name) for a brick: the names are put in
+# /etc/hosts for the servers' addresses, on lines ending with $HOSTS_TAG.
 HOSTS_TAG="# iomodel-testbed $NS"
 VOLUME=${IOMODEL_GLUSTER_VOLUME:-iomodel}
-BRICK=$STATE/brick
 WORKDIR=$STATE/glusterd                                 # glusterd's working-directory
 RUNDIR=$STATE/run                                       # its run-directory (brick PID files)
 LOGDIR=$STATE/log
@@ -26,6 +36,14 @@ case "${RATE,,}" in
   low) RATE=100mbit ;; moderate) RATE=300mbit ;; high) RATE=1gbit ;; 10gigabit) RATE=10gbit ;;
 esac
 BURST=${IOMODEL_GLUSTER_BURST:-256kb}
+# Write-behind (Gluster's client translator) acknowledges writes before the server has
+# them and flushes in close(): a traced phase would end before its data moved, and the
+# flush would land in MPI_File_close, outside every phase. Off by default ("on" to keep it).
+WRITE_BEHIND=${IOMODEL_GLUSTER_WRITE_BEHIND:-off}
+# With several servers, sharding spreads one file over the bricks (as a parallel file
+# system stripes it): shards of SHARD_SIZE (Gluster's minimum is 4MB). "" to keep whole
+# files on one brick each (Gluster's distribute places a file by its name's hash).
+SHARD_SIZE=${IOMODEL_GLUSTER_SHARD_SIZE-4MB}
 # FUSE mount options. direct-io-mode=enable: no kernel page cache on the client, so every
 # byte read or written crosses the shaped link (by default a file read back after being
 # written comes from the client's page cache, ~5 GB/s). "" for Gluster's defaults.

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Start the one-server GlusterFS VC: a network namespace ($IOMODEL_GLUSTER_NS, default
-# iomodel-gl) joined to the root namespace by a veth pair shaped both ways with tc tbf
+# Start the GlusterFS VC: a network namespace ($IOMODEL_GLUSTER_NS, default iomodel-gl)
+# joined to the root namespace by one veth pair per data server
+# (IOMODEL_GLUSTER_SERVERS, default 1), each shaped both ways with tc tbf
 # (IOMODEL_GLUSTER_RATE: a tc rate or low/moderate/high), glusterd inside it with its
-# state in testbed/state/gluster/, a one-brick volume on the host name iomodel-gluster
-# (added to /etc/hosts), mounted through FUSE on IOMODEL_GLUSTER_MOUNT (default
+# state in testbed/state/gluster/, a distributed volume of one brick per server on the
+# host names iomodel-gluster, iomodel-gluster-2, ... (added to /etc/hosts; sharded when
+# several), write-behind off, mounted through FUSE on IOMODEL_GLUSTER_MOUNT (default
 # /tmp/iomodel-testbed/gluster) in the root namespace. Idempotent.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -11,25 +13,34 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 for b in glusterd gluster glusterfs mount.glusterfs ip tc; do
   command -v $b >/dev/null || { echo "start.sh: $b missing: apt-get install glusterfs-server iproute2" >&2; exit 1; }
 done
-mkdir -p "$STATE" "$BRICK" "$WORKDIR" "$RUNDIR" "$LOGDIR" "$MNT"
+mkdir -p "$STATE" "$WORKDIR" "$RUNDIR" "$LOGDIR" "$MNT"
 
-# --- network: namespace, veth pair, addresses, shaping, host name
+# --- network: namespace; per data server a veth pair, addresses, shaping, host name
+if [ -s "$STATE/servers" ] && [ "$(cat "$STATE/servers")" != "$SERVERS" ] && ns_exists; then
+  echo "start.sh: this VC runs with $(cat "$STATE/servers") data server(s); stop it (stop.sh --purge) to change to $SERVERS" >&2
+  exit 1
+fi
+echo "$SERVERS" > "$STATE/servers"
 if ! ns_exists; then ip netns add "$NS"; fi
 ip -n "$NS" link set lo up
-if ! ip link show "$VETH_HOST" >/dev/null 2>&1; then
-  ip link add "$VETH_HOST" type veth peer name "$VETH_NS" netns "$NS"
-fi
-ip addr replace "$HOST_IP/30" dev "$VETH_HOST"
-ip -n "$NS" addr replace "$SERVER_IP/30" dev "$VETH_NS"
-ip link set "$VETH_HOST" up
-ip -n "$NS" link set "$VETH_NS" up
-# tbf on both ends: host -> server (writes) and server -> host (reads).
-tc qdisc replace dev "$VETH_HOST" root tbf rate "$RATE" burst "$BURST" latency 50ms
-tc -n "$NS" qdisc replace dev "$VETH_NS" root tbf rate "$RATE" burst "$BURST" latency 50ms
-if ! grep -qF "$HOSTS_TAG" /etc/hosts; then
-  # append in place (/etc/hosts may be a bind mount: no rename)
-  echo "$SERVER_IP $SERVER_NAME $HOSTS_TAG" >> /etc/hosts
-fi
+for i in $(seq 1 "$SERVERS"); do
+  vh=$(veth_host "$i"); vn=$(veth_ns "$i")
+  if ! ip link show "$vh" >/dev/null 2>&1; then
+    ip link add "$vh" type veth peer name "$vn" netns "$NS"
+  fi
+  ip addr replace "$(host_ip "$i")/30" dev "$vh"
+  ip -n "$NS" addr replace "$(server_ip "$i")/30" dev "$vn"
+  ip link set "$vh" up
+  ip -n "$NS" link set "$vn" up
+  # tbf on both ends: host -> server (writes) and server -> host (reads).
+  tc qdisc replace dev "$vh" root tbf rate "$RATE" burst "$BURST" latency 50ms
+  tc -n "$NS" qdisc replace dev "$vn" root tbf rate "$RATE" burst "$BURST" latency 50ms
+  if ! grep -qE "^$(server_ip "$i") $(server_name "$i") $HOSTS_TAG\$" /etc/hosts; then
+    # append in place (/etc/hosts may be a bind mount: no rename)
+    echo "$(server_ip "$i") $(server_name "$i") $HOSTS_TAG" >> /etc/hosts
+  fi
+  mkdir -p "$(brick_dir "$i")"
+done
 
 # --- glusterd in the namespace, its state here (not /var/lib/glusterd)
 cat > "$STATE/glusterd.vol" <<VOL
@@ -39,7 +50,6 @@ volume management
     option run-directory $RUNDIR
     option glusterd-sockfile $SOCK
     option transport-type socket
-    option transport.socket.bind-address $SERVER_IP
     option transport.socket.keepalive-time 10
     option transport.socket.keepalive-interval 2
     option transport.socket.read-fail-log off
@@ -56,16 +66,22 @@ fi
 for i in $(seq 1 100); do gcli volume list >/dev/null 2>&1 && break; sleep 0.1; done
 gcli volume list >/dev/null 2>&1 || { echo "start.sh: glusterd not answering; see $LOGDIR" >&2; exit 1; }
 
-# --- the volume: one brick on the server's name
+# --- the volume: one brick per data server, each on its server's name (distributed)
 if ! gcli volume info "$VOLUME" >/dev/null 2>&1; then
-  gcli volume create "$VOLUME" transport tcp "$SERVER_NAME:$BRICK" force >/dev/null
+  bricks=(); for i in $(seq 1 "$SERVERS"); do bricks+=("$(server_name "$i"):$(brick_dir "$i")"); done
+  gcli volume create "$VOLUME" transport tcp "${bricks[@]}" force >/dev/null
+  gcli volume set "$VOLUME" performance.write-behind "$WRITE_BEHIND" >/dev/null
+  if [ "$SERVERS" -gt 1 ] && [ -n "$SHARD_SIZE" ]; then
+    gcli volume set "$VOLUME" features.shard on >/dev/null
+    gcli volume set "$VOLUME" features.shard-block-size "$SHARD_SIZE" >/dev/null
+  fi
 fi
 if ! gcli volume info "$VOLUME" | grep -q '^Status: Started'; then
   gcli volume start "$VOLUME" force >/dev/null
 fi
 # until the brick is online
 for i in $(seq 1 100); do
-  gcli volume status "$VOLUME" detail 2>/dev/null | grep -qE '^Online +: Y' && break; sleep 0.1
+  [ "$(gcli volume status "$VOLUME" detail 2>/dev/null | grep -cE '^Online +: Y')" = "$SERVERS" ] && break; sleep 0.1
 done
 
 # --- FUSE mount in the root namespace
@@ -75,4 +91,4 @@ fi
 chmod 1777 "$MNT"
 pid=$(pgrep -x glusterfs -a | awk -v m="$MNT" '$NF == m {print $1}' | head -1)
 [ -n "$pid" ] && echo "$pid" > "$CLIENT_PIDFILE"
-echo "gluster up: volume $VOLUME on $SERVER_NAME ($SERVER_IP, netns $NS, $RATE each way) mounted on $MNT"
+echo "gluster up: volume $VOLUME, $SERVERS data server(s) from $SERVER_NAME ($SERVER_IP, netns $NS), $RATE each way per server, write-behind $WRITE_BEHIND${SHARD_SIZE:+$([ "$SERVERS" -gt 1 ] && echo ", shards of $SHARD_SIZE")}, mounted on $MNT"

@@ -2,7 +2,7 @@
 # Stop the GlusterFS VC: unmount the FUSE mount (its client process ends), stop the
 # volume, stop glusterd and any brick left by PID file (checking the PID is still
 # that process; SIGKILL after 10 s), delete the namespace (and with it the veth
-# pair) and the /etc/hosts line start.sh added. Idempotent.
+# pairs) and the /etc/hosts lines start.sh added. Idempotent.
 # --purge also deletes the state (glusterd's store, the brick, logs).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -46,7 +46,12 @@ for l in "${logs[@]}"; do case "$l" in *.log) [ -f "$l" ] && mkdir -p "$LOGDIR" 
 [ -z "${IOMODEL_GLUSTER_MOUNT:-}" ] && rmdir /tmp/iomodel-testbed 2>/dev/null
 # network: the namespace (its end of the veth goes with it, and so does the pair)
 if ns_exists; then ip netns delete "$NS" || rc=1; fi
-if ip link show "$VETH_HOST" >/dev/null 2>&1; then ip link delete "$VETH_HOST" || rc=1; fi
+n=$(cat "$STATE/servers" 2>/dev/null || echo "$SERVERS")
+for i in $(seq 1 "$n"); do
+  vh=$(veth_host "$i")
+  if ip link show "$vh" >/dev/null 2>&1; then ip link delete "$vh" || rc=1; fi
+done
+rm -f "$STATE/servers"
 if grep -qF "$HOSTS_TAG" /etc/hosts; then
   # rewrite in place (/etc/hosts may be a bind mount: no rename)
   hosts=$(grep -vF "$HOSTS_TAG" /etc/hosts); printf '%s\n' "$hosts" > /etc/hosts
