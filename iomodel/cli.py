@@ -317,7 +317,8 @@ def cmd_characterize(args):
     out = args.output or f"characterize-{cluster.name}"
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
-                                     repeat=args.repeat, timeout=args.timeout, **sweep)
+                                     repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
+                                     **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -448,6 +449,9 @@ def build_parser():
     ch.add_argument("--access", help="shared,unique (default both)")
     ch.add_argument("--collective", help="collective,independent (default both)")
     ch.add_argument("--bytes", help="data moved per point (default 256m)")
+    ch.add_argument("--no-one-op", dest="one_op", action="store_false",
+                    help="do not also measure each point with one operation per process (the "
+                    "fixed cost of a phase of few operations; measured by default)")
     ch.add_argument("--repeat", type=int, default=1, metavar="N")
     ch.add_argument("--timeout", type=float, metavar="S")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")

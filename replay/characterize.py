@@ -28,12 +28,14 @@ def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared
             for op in operations]
 
 
-def invocation(point, workdir, target_bytes, defeat_page_cache=False):
-    """The invocation measuring one point (a read gets the write that makes its file)."""
+def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None):
+    """The invocation measuring one point (a read gets the write that makes its file):
+    about target_bytes in all, or `segments` operations per process."""
     rs, n = point["rs"], point["np"]
-    segments = max(1, min(1024, target_bytes // (rs * n)))
+    if segments is None:
+        segments = max(1, min(1024, target_bytes // (rs * n)))
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
-                    f".{n}.{rs}")
+                    f".{n}.{rs}.{segments}")
     test_file = f"{workdir.rstrip('/')}/{name}"
     common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
                   file_per_proc=point["access_type"] == "unique", collective=point["collective"],
@@ -46,8 +48,10 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False):
 
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
-                 repeat=1, timeout=None, progress=sys.stderr, **sweep):
-    """Run the sweep; returns (Profile of the points measured, failures)."""
+                 repeat=1, timeout=None, progress=sys.stderr, one_op=True, **sweep):
+    """Run the sweep; returns (Profile of the points measured, failures).
+    one_op: each point is also measured with one operation per process (the
+    fixed cost of a phase, replay/profile.py)."""
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -56,30 +60,41 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     state = State(outdir)
     make_workdir(cluster)
     points = sweep_points(sizes, nps, **sweep)
-    measured, failures = [], []
-    for i, pt in enumerate(points, 1):
+    runs = []
+    for pt in points:
         inv = invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
                          getattr(cluster, "defeat_page_cache", False))
+        runs.append((pt, inv))
+        if one_op and inv.segments > 1:
+            runs.append((pt, invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
+                                        getattr(cluster, "defeat_page_cache", False), segments=1)))
+    measured, failures = [], []
+    for i, (pt, inv) in enumerate(runs, 1):
         key = key_of(inv)
-        head = (f"[{i}/{len(points)}] {pt['operation']} {pt['access_type']} "
+        head = (f"[{i}/{len(runs)}] {pt['operation']} {pt['access_type']} "
                 f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
-                f"rs {pt['rs']} B")
+                f"rs {pt['rs']} B x {inv.segments}")
         entry = state.done(key)
         if entry is None:
             print(f"{head} ...", end="", file=progress, flush=True)
             entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout)
-            entry["point"] = pt
+            entry["point"] = {**pt, "ops_per_process": inv.segments}
             state.record(key, entry)
             print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
                   f" FAILED: {entry['error']}", file=progress)
         else:
             print(f"{head}: done before", file=progress)
         if entry["ok"]:
-            measured.append({**pt, "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),
-                             "source": backend.name})
+            measured.append({**pt, "ops_per_process": inv.segments, "bw_Bps": entry["bandwidth_Bps"],
+                             "time_s": entry.get("time_s"), "source": backend.name})
         else:
             failures.append(entry)
     return Profile.from_points(measured), failures
+
+
+def ops_per_process(phase):
+    """A phase's operations per process: its weight over np * rs (at least 1)."""
+    return max(1, round(phase["weight"] / (phase["np"] * max(phase["rs"], 1))))
 
 
 def profile_from_replay(model, by_phase, backend_name):
@@ -93,6 +108,7 @@ def profile_from_replay(model, by_phase, backend_name):
         key = (p["operation"], files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"])
         points[key] = {"operation": p["operation"], "access_type": key[1],
                        "collective": p.get("collective"), "np": p["np"], "rs": max(p["rs"], 1),
+                       "ops_per_process": ops_per_process(p),
                        "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),
                        "source": f"replay ({backend_name})"}
     return Profile.from_points(list(points.values()))

@@ -109,7 +109,8 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
     op = phase["operation"]
-    args = (phase["np"], phase["rs"], access_type, phase.get("collective"))
+    ops_pp = max(1, round(phase["weight"] / (phase["np"] * max(phase["rs"], 1))))
+    args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"), ops_pp)
     if op not in ops and fallback:
         other = "write" if op == "read" else "read"
         if other in ops:

@@ -12,12 +12,27 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
     bandwidth_Bps  float64  BW_CH, bytes per second
     time_s         float64  the measurement's time (null if unknown)
     source         string   "ior", "builtin", "given", ...
+    ops_per_process int64   operations each process made in the measurement
+                            (IOR's segments when block = transfer); null: unknown
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
 in np), never an extrapolation (beyond the measured range the nearest measured
 value is used, and the note says so).  Every answer comes with a note saying
 how it was obtained.
+
+A phase of few operations is slower than its bandwidth says: each phase pays a
+fixed cost (the first request, the processes not starting together, a
+collective's set-up), which a long measurement spreads over many operations.
+When the profile has, besides its long measurements, points of one operation
+per process (`iomodel characterize` measures both) and the phase's count of
+operations per process `ops` is given, the time is affine in it,
+
+    t(ops) = a + b * ops
+
+with b (the time of one more operation) and a (the fixed cost) solved from the
+one-operation and the long point of each measured (np, rs), each interpolated
+in rs and np as above; BW_CH = ops * rs * np / t(ops).
 """
 import math
 from pathlib import Path
@@ -35,6 +50,7 @@ SCHEMA = pa.schema([
     ("bandwidth_Bps", pa.float64()),
     ("time_s", pa.float64()),
     ("source", pa.string()),
+    ("ops_per_process", pa.int64()),
 ])
 
 OPERATIONS = ("write", "read")
@@ -88,7 +104,10 @@ def _point(p, i):
         raise ProfileError(f"bandwidth point {i}: bandwidth must be a number > 0 (B/s), got {bw!r}")
     t = get("time_s", default=None)
     src = get("source", default="given")
-    return op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src)
+    ops = get("ops_per_process", "segments", default=None)
+    if ops is not None and (isinstance(ops, bool) or not isinstance(ops, int) or ops < 1):
+        raise ProfileError(f"bandwidth point {i}: ops_per_process must be an integer >= 1, got {ops!r}")
+    return op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops
 
 
 class Profile:
@@ -97,6 +116,8 @@ class Profile:
     def __init__(self, table=None):
         if table is None:
             table = SCHEMA.empty_table()
+        if "ops_per_process" not in table.column_names:        # profiles written before it
+            table = table.append_column("ops_per_process", pa.nulls(table.num_rows, pa.int64()))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
         if missing:
             raise ProfileError(f"profile table lacks column(s) {', '.join(missing)}")
@@ -170,7 +191,7 @@ class Profile:
 
     # -- the question ---------------------------------------------------------------
 
-    def bandwidth(self, operation, np, rs, access_type="shared", collective=None):
+    def bandwidth(self, operation, np, rs, access_type="shared", collective=None, ops=None):
         """BW_CH (B/s) for `np` processes each moving `rs` bytes per operation,
         and a note saying how it was obtained.
 
@@ -181,6 +202,8 @@ class Profile:
         transfer sizes at one np: log-log interpolation; between measured np:
         linear interpolation of those values; outside the measured range in rs
         or np: the nearest measured value ("extrapolated: nearest measured ...").
+        `ops`: the phase's operations per process; with one-operation points in
+        the profile, the time is affine in it (module docstring).
         ProfileError when the profile has no point at all for the operation.
         """
         if operation not in OPERATIONS:
@@ -194,32 +217,36 @@ class Profile:
                                + (f" (it has only {', '.join(have)})" if have else " (it is empty)"))
         notes = []
         cand = self._match(rows, access_type, collective, notes)
-        by_np = {}
-        for r in cand:
-            by_np.setdefault(r["np"], {}).setdefault(r["transfer_size"], []).append(r["bandwidth_Bps"])
-        nps = sorted(by_np)
-        if np in by_np:
-            bw, how = _in_rs(by_np[np], rs)
-            notes.append(how if how == "measured" else f"{how} at np {np}")
-            return bw, "; ".join(notes)
-        if np < nps[0] or np > nps[-1]:
-            near = nps[0] if np < nps[0] else nps[-1]
-            bw, how = _in_rs(by_np[near], rs)
-            notes.append(f"extrapolated: nearest measured np {near} (measured np {nps[0]}..{nps[-1]})")
-            if how != "measured":
-                notes.append(how)
-            return bw, "; ".join(notes)
-        lo = max(n for n in nps if n < np)
-        hi = min(n for n in nps if n > np)
-        b0, h0 = _in_rs(by_np[lo], rs)
-        b1, h1 = _in_rs(by_np[hi], rs)
-        f = (np - lo) / (hi - lo)
-        bw = b0 + f * (b1 - b0)
-        notes.append(f"interpolated in np between {lo} and {hi}")
-        for n, h in ((lo, h0), (hi, h1)):
-            if h != "measured":
-                notes.append(f"{h} at np {n}")
-        return bw, "; ".join(notes)
+        one = [r for r in cand if r["ops_per_process"] == 1]
+        long_ = [r for r in cand if r["ops_per_process"] != 1]
+        if ops is None or not one or not long_:
+            # one kind of point only: each answers for any phase (as the paper's profile)
+            bw, how = _lookup(long_ or one, np, rs)
+            return bw, "; ".join(notes + [how])
+        # t(ops) = a + b * ops: per-operation time b from the long points, made exact
+        # where a one-operation point was measured at the same (np, rs)
+        firsts = {}
+        for r in one:
+            firsts.setdefault((r["np"], r["transfer_size"]), []).append(r["bandwidth_Bps"])
+        per_op = []
+        for r in long_:
+            n, size, k = r["np"], r["transfer_size"], r["ops_per_process"]
+            t_long = (k or 1) * size * n / r["bandwidth_Bps"]
+            b = t_long / (k or 1)
+            if k and k > 1 and (n, size) in firsts:
+                t_one = size * n / (sum(firsts[(n, size)]) / len(firsts[(n, size)]))
+                if t_long > t_one:
+                    b = (t_long - t_one) / (k - 1)
+            per_op.append({**r, "bandwidth_Bps": size * n / b})
+        bw_inf, how_inf = _lookup(per_op, np, rs)
+        bw_one, how_one = _lookup(one, np, rs)
+        b = rs * np / bw_inf
+        a = max(0.0, rs * np / bw_one - b)
+        k = max(1, int(ops))
+        t = a + b * k
+        notes.append(f"{k} op{'s' * (k > 1)} per process: fixed {a * 1e6:.0f} us + {k} x {b * 1e6:.1f} us "
+                     f"(per op: {how_inf}; one op: {how_one})")
+        return k * rs * np / t, "; ".join(notes)
 
     @staticmethod
     def _match(rows, access_type, collective, notes):
@@ -240,6 +267,37 @@ class Profile:
                     notes.append(note)
                 return cand
         raise AssertionError("unreachable: rows is not empty")
+
+
+def _lookup(cand, np, rs):
+    """(bandwidth, how) from candidate rows: measured, or interpolated in rs
+    (log-log) at the measured np around `np` and linearly between them, or the
+    nearest measured value outside the measured range."""
+    by_np = {}
+    for r in cand:
+        by_np.setdefault(r["np"], {}).setdefault(r["transfer_size"], []).append(r["bandwidth_Bps"])
+    nps = sorted(by_np)
+    notes = []
+    if np in by_np:
+        bw, how = _in_rs(by_np[np], rs)
+        return bw, how if how == "measured" else f"{how} at np {np}"
+    if np < nps[0] or np > nps[-1]:
+        near = nps[0] if np < nps[0] else nps[-1]
+        bw, how = _in_rs(by_np[near], rs)
+        notes.append(f"extrapolated: nearest measured np {near} (measured np {nps[0]}..{nps[-1]})")
+        if how != "measured":
+            notes.append(how)
+        return bw, "; ".join(notes)
+    lo = max(n for n in nps if n < np)
+    hi = min(n for n in nps if n > np)
+    b0, h0 = _in_rs(by_np[lo], rs)
+    b1, h1 = _in_rs(by_np[hi], rs)
+    f = (np - lo) / (hi - lo)
+    notes.append(f"interpolated in np between {lo} and {hi}")
+    for n, h in ((lo, h0), (hi, h1)):
+        if h != "measured":
+            notes.append(f"{h} at np {n}")
+    return b0 + f * (b1 - b0), "; ".join(notes)
 
 
 def _in_rs(sizes, rs):

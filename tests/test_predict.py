@@ -287,9 +287,39 @@ def test_relaxing_collective_then_access_type_and_missing_operation():
     assert prof.bandwidth("write", 4, MiB, "shared", True) == (100 * MiB, "measured")
 
 
+def test_a_phase_of_few_operations_pays_the_fixed_cost():
+    """Long points (64 ops per process) and one-op points: t(ops) = a + b * ops."""
+    KiB = 1024
+    pts = [  # np 4, rs 64 KiB: 64 ops in 0.0266 s, 1 op in 1.4 ms: b = 400 us, a = 1 ms
+        {"np": 4, "rs": 64 * KiB, "ops_per_process": 64, "bw_Bps": 64 * 4 * 64 * KiB / 0.0266},
+        {"np": 4, "rs": 64 * KiB, "ops_per_process": 1, "bw_Bps": 4 * 64 * KiB / 0.0014},
+        # rs 256 KiB: 16 ops in 0.0250 s, 1 op in 0.0025 s: b = 1.5 ms, a = 1 ms
+        {"np": 4, "rs": 256 * KiB, "ops_per_process": 16, "bw_Bps": 16 * 4 * 256 * KiB / 0.0250},
+        {"np": 4, "rs": 256 * KiB, "ops_per_process": 1, "bw_Bps": 4 * 256 * KiB / 0.0025}]
+    prof = Profile.from_points([{"operation": "write", **p} for p in pts])
+    # at a measured rs: 10 ops = 1 ms + 10 x 0.4 ms = 5 ms
+    bw, note = prof.bandwidth("write", 4, 64 * KiB, ops=10)
+    assert 10 * 4 * 64 * KiB / bw == pytest.approx(0.005, rel=1e-12)
+    assert note.startswith("10 ops per process: fixed 1000 us + 10 x 400.0 us (per op: measured; one op: measured")
+    # one op: the one-op point itself; 64 ops: the long point itself
+    assert 4 * 64 * KiB / prof.bandwidth("write", 4, 64 * KiB, ops=1)[0] == pytest.approx(0.0014, rel=1e-12)
+    assert prof.bandwidth("write", 4, 64 * KiB, ops=64)[0] == pytest.approx(pts[0]["bw_Bps"], rel=1e-12)
+    # 128 KiB, the geometric middle of 64 and 256 KiB: the per-op bandwidths (625 and
+    # 666.7 MiB/s) and the one-op ones are interpolated log-log, then t = a + 3 b
+    b_op = 128 * KiB * 4 / math.sqrt((64 * KiB * 4 / 0.0004) * (256 * KiB * 4 / 0.0015))
+    one = 128 * KiB * 4 / math.sqrt((4 * 64 * KiB / 0.0014) * (4 * 256 * KiB / 0.0025))
+    assert 3 * 4 * 128 * KiB / prof.bandwidth("write", 4, 128 * KiB, ops=3)[0] == \
+        pytest.approx(one - b_op + 3 * b_op, rel=1e-12)
+    # without ops (or without one-op points) the long points answer, as before
+    assert prof.bandwidth("write", 4, 64 * KiB) == (pts[0]["bw_Bps"], "measured")
+    long_only = Profile.from_points([{"operation": "write", **p} for p in pts if p["ops_per_process"] > 1])
+    assert long_only.bandwidth("write", 4, 64 * KiB, ops=1) == (pts[0]["bw_Bps"], "measured")
+
+
 def test_bad_points_are_refused():
     for bad, what in (({"operation": "append"}, "operation"), ({"np": 0}, "np"), ({"rs": -1}, "rs"),
-                      ({"bw_Bps": 0}, "bandwidth"), ({"access_type": "both"}, "access_type")):
+                      ({"bw_Bps": 0}, "bandwidth"), ({"access_type": "both"}, "access_type"),
+                      ({"ops_per_process": 0}, "ops_per_process")):
         p = {"operation": "write", "np": 4, "rs": MiB, "bw_Bps": 1e8, **bad}
         with pytest.raises(ProfileError, match=f"bandwidth point 0: {what}"):
             Profile.from_points([p])

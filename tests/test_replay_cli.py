@@ -94,11 +94,14 @@ def test_characterize_a_small_sweep(local_vc, tmp_path):
             "--bytes", "4m", "-o", out)
     assert p.returncode == 0, p.stderr
     rows = pq.read_table(out / "profile.parquet").to_pylist()
-    # 2 sizes x 2 np x 2 access types x 1 kind x (write, read)
-    assert len(rows) == 16
-    assert {(r["transfer_size"], r["np"], r["access_type"], r["operation"]) for r in rows} == \
-        {(s, n, a, o) for s in (65536, 1 << 20) for n in (1, 2) for a in ("shared", "unique")
-         for o in ("write", "read")}
+    # 2 sizes x 2 np x 2 access types x 1 kind x (write, read), each measured twice:
+    # 4 MiB in all (4m / (rs * np) operations per process) and one operation per process
+    assert len(rows) == 32
+    segments = {(65536, 1): 64, (65536, 2): 32, (1 << 20, 1): 4, (1 << 20, 2): 2}
+    assert sorted((r["transfer_size"], r["np"], r["access_type"], r["operation"], r["ops_per_process"])
+                  for r in rows) == \
+        sorted((s, n, a, o, k) for s in (65536, 1 << 20) for n in (1, 2) for a in ("shared", "unique")
+               for o in ("write", "read") for k in (segments[(s, n)], 1))
     assert all(r["bandwidth_Bps"] > 0 and r["collective"] is True and r["source"] == "builtin"
                for r in rows)
     assert "peak" in p.stdout.lower()
