@@ -157,7 +157,7 @@ BURST_DTYPES = {
     "lc0": np.int64, "comm_between": np.uint32, "noncontig": np.bool_, "offset0": np.int64,
     "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
-    "gap_s": np.float64, "gap_comm": np.int64,
+    "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -177,6 +177,8 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         "write": r.write[starts], "routine": r.routine[starts], "collective": r.collective[starts],
         "bytes": np.add.reduceat(size, starts), "t0": np.minimum.reduceat(r.t_start, starts),
         "t1": np.maximum.reduceat(r.t_end, starts),
+        # time inside the burst's I/O calls (without the computation between them)
+        "busy": np.add.reduceat(np.maximum(r.t_end - r.t_start, 0.0), starts),
         "lc0": r.lclock[starts].astype(np.int64) if clock else np.full(len(starts), -1),
         "comm_between": np.maximum.reduceat(np.where(same, gap, 0), starts).astype(np.int64)
         if np.issubdtype(gap.dtype, np.integer) else np.zeros(len(starts), np.int64),
@@ -347,7 +349,7 @@ def _phases(ops, b, mixed):
     agg = {
         "count": count, "rank_lo": lo(rank), "rank_hi": hi(rank),
         "weight": np.add.reduceat(s("bytes"), head),
-        "t0": lo(s("t0")), "t1": hi(s("t1")), "lc0": lo(s("lc0")),
+        "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(s("busy")), "lc0": lo(s("lc0")),
         "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
         "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
         "noncontig": hi(s("noncontig").astype(np.int8)) == 1,
@@ -465,6 +467,7 @@ def _phase(ops, b, p, sel, c, g, mixed):
         "logical_time": {"first": c["lc0"][p] if clock else None,
                          "comm_between": c["comm_between"][p] if clock else None},
         "start_s": t0, "end_s": t1, "duration_s": max(t1 - t0, 0.0),
+        "io_time_s": float(c["busy"][p]),
         "bandwidth_Bps": weight / (t1 - t0) if t1 > t0 else None,
         "gap_s": c["gap_s"][p],
         "gap_comm": c["gap_comm"][p] if c["gap_comm"][p] >= 0 else None,

@@ -1,21 +1,26 @@
 """Prediction accuracy against real runs on the testbed VCs (issue 5).
 
-    .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster] [--disk-mibps 60]
-                                       [--gluster-rate 300mbit] [--no-readme]
+    .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster,gluster2] [--repeat 3]
+                                       [--disk-mibps 60] [--gluster-rate 300mbit]
+                                       [--gluster2-rate 100mbit] [--apps A,B] [--no-readme]
 
 For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
-disk, testbed/disk; the one-server GlusterFS behind a shaped link,
-testbed/gluster), it characterizes the VC once (a small sweep, np 4). Then for
-each (app, size) below it traces the application once on tmpfs (the home
-cluster), analyzes it, and for every VC: predicts offline from the VC's profile
+disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
+link, and with two, testbed/gluster), it characterizes the VC once (a small
+sweep, np 4, each point also with one operation per process). Then for each
+(app, size) below it traces the application once on tmpfs (the home cluster),
+analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s), predicts from a replay of the model on the VC
-(replayed_io_time_s), and runs the application itself on the VC under the
-tracer, its data directory on the VC's mount (for the disk VC through
-testbed/disk/run.sh, in the throttling cgroup). The measured I/O time is the
-sum of the phase durations of the model of that run (`measured_io_time_s`,
-what `predict` sums), per phase each phase's `duration_s`; the model's
-`application.io_time_s` (wall clock with at least one phase in progress) is
-recorded too (`measured_app_io_time_s`). Errors are (x - measured) / measured.
+(replayed_io_time_s, IOR-style repetitions), and runs the application itself
+--repeat times on the VC under the tracer, its data directory on the VC's mount
+(for the disk VC through testbed/disk/run.sh, in the throttling cgroup). The
+measured time of a phase is the median over those runs of its `io_time_s` (the
+slowest process's time inside the phase's I/O calls; its span `duration_s`,
+which also counts the computation between the calls, is kept as
+`measured_span_s`); the measured I/O time (`measured_io_time_s`, what `predict`
+sums) is their sum. The
+first run's `application.io_time_s` (wall clock with at least one phase in
+progress) is recorded too. Errors are (x - measured) / measured.
 
 Rows go to bench/results/accuracy.json, the table to the README (between the
 <!-- bench:accuracy --> markers). Every VC is stopped at the end, even after an
@@ -27,6 +32,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,19 +46,26 @@ MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4"]
 MiB = 1 << 20
 
 # (app, size label, program, args after OUTDIR)
+# (app, size label, program, args after OUTDIR): the issue's five example applications
+# (BT-IO-like, S3D-IO-like, file per process, random access, an mpi4py program), two
+# problem sizes each, 4 ranks
 APPS = [
     ("btio_like", "32^3x8", "btio_like", ["32", "32", "32", "8"]),
     ("btio_like", "48^3x6", "btio_like", ["48", "48", "48", "6"]),
     ("s3d_like", "32^3", "s3d_like", ["blocking", "32", "32", "32"]),
     ("s3d_like", "48^3", "s3d_like", ["blocking", "48", "48", "48"]),
-    ("ior_like", "fpp", "ior_like", ["fpp"]),
-    ("ior_like", "random", "ior_like", ["random"]),
-    ("basic_py", "4x3 KiB", "basic_py", []),
+    ("fpp_io", "64KiBx16", "fpp_io", ["65536", "16"]),
+    ("fpp_io", "256KiBx16", "fpp_io", ["262144", "16"]),
+    ("random_io", "16KiBx64", "random_io", ["16384", "64"]),
+    ("random_io", "16KiBx256", "random_io", ["16384", "256"]),
+    ("py_io", "256KiBx8", "py_io", ["256", "8"]),
+    ("py_io", "1MiBx8", "py_io", ["1024", "8"]),
 ]
 PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
             "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
-            "ior_like": ROOT / "tests" / "programs" / "ior_like.c"}
-CHAR = ["--sizes", "1k,4k,64k,256k,1m,4m", "--np", "4", "--ops", "write,read",
+            "fpp_io": ROOT / "examples" / "fpp_io.c",
+            "random_io": ROOT / "examples" / "random_io.c"}
+CHAR = ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", "4", "--ops", "write,read",
         "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
 
 
@@ -82,7 +95,7 @@ class VC:
     """A testbed VC: start/stop, its cluster YAML, the wrapper its processes run under."""
 
     def __init__(self, name, work, env, args):
-        self.name, self.env, self.wrapper = name, dict(env), []
+        self.name, self.env, self.wrapper, self.script = name, dict(env), [], name
         self.started = False
         base = work / "vc" / name
         base.mkdir(parents=True, exist_ok=True)
@@ -106,15 +119,18 @@ class VC:
                 "throttled to 100 MiB/s", f"throttled to {args.disk_mibps:g} MiB/s")
             self.wrapper = ["bash", ROOT / "testbed" / "disk" / "run.sh"]
             self.network = f"blkio {args.disk_mibps:g} MiB/s"
-        elif name == "gluster":
-            self.mount = Path("/tmp/iomodel-acc/gluster")
+        elif name in ("gluster", "gluster2"):
+            servers, rate = (1, args.gluster_rate) if name == "gluster" else (2, args.gluster2_rate)
+            self.mount = Path(f"/tmp/iomodel-acc/{name}")
+            self.script = "gluster"
             self.env.update(IOMODEL_TESTBED_STATE=str(work / "state"), IOMODEL_GLUSTER_MOUNT=str(self.mount),
-                            IOMODEL_GLUSTER_RATE=args.gluster_rate)
-            text = (ROOT / "testbed" / "testbed-gluster.yaml").read_text().replace(
+                            IOMODEL_GLUSTER_RATE=rate, IOMODEL_GLUSTER_SERVERS=str(servers))
+            src = "testbed-gluster.yaml" if servers == 1 else "testbed-gluster2.yaml"
+            default = 'network: "1 Gbit/s"' if servers == 1 else 'network: "300 Mbit/s"'
+            text = (ROOT / "testbed" / src).read_text().replace(
                 "/tmp/iomodel-testbed/gluster/work", f"{self.mount}/work").replace(
-                'network: "1 Gbit/s"', f'network: "{args.gluster_rate}"').replace(
-                "1 Gbit/s tbf", f"{args.gluster_rate} tbf")
-            self.network = f"tbf {args.gluster_rate}"
+                default, f'network: "{rate}"').replace(default.split('"')[1] + " tbf", f"{rate} tbf")
+            self.network = f"{servers} server{'s' * (servers > 1)}, tbf {rate} each"
         else:
             raise ValueError(name)
         self.yaml.write_text(text)
@@ -123,14 +139,14 @@ class VC:
     def start(self, log):
         if self.name != "tmpfs":
             self.started = True
-            sh(["bash", ROOT / "testbed" / self.name / "start.sh"], self.env, timeout=120, log=log)
+            sh(["bash", ROOT / "testbed" / self.script / "start.sh"], self.env, timeout=120, log=log)
         (self.mount / "work").mkdir(parents=True, exist_ok=True)
 
     def stop(self, log):
         if self.name == "tmpfs":
             shutil.rmtree(self.mount, ignore_errors=True)
         elif self.started:
-            sh(["bash", ROOT / "testbed" / self.name / "stop.sh", "--purge"], self.env, timeout=180,
+            sh(["bash", ROOT / "testbed" / self.script / "stop.sh", "--purge"], self.env, timeout=180,
                check=False, log=log)
             self.started = False
 
@@ -139,8 +155,8 @@ class VC:
 
 
 def app_cmd(bindir, prog, outdir, args):
-    if prog == "basic_py":
-        return [*MPIRUN, PYTHON, ROOT / "tests" / "programs" / "basic_py.py", outdir]
+    if prog == "py_io":
+        return [*MPIRUN, PYTHON, ROOT / "examples" / "py_io.py", outdir, *args]
     return [*MPIRUN, bindir / prog, outdir, *args]
 
 
@@ -156,6 +172,13 @@ def trace_and_model(runner, cmd, tdir, mpath, log):
 def predict(model_path, vc, extra, log):
     p = sh([*IOMODEL, "predict", model_path, "--vc", vc.yaml, *extra, "--json"], vc.env, log=log)
     return json.loads(p.stdout)
+
+
+def io_time(phase):
+    """A measured phase's I/O time: the slowest process's time inside the phase's
+    I/O calls (the model's io_time_s, Darshan's convention), not its span from first
+    start to last end, which counts the computation between the calls too."""
+    return phase["io_time_s"]
 
 
 def err(x, ref):
@@ -210,10 +233,14 @@ def to_readme(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--vcs", default="tmpfs,disk,gluster")
+    ap.add_argument("--vcs", default="tmpfs,disk,gluster,gluster2")
     ap.add_argument("--apps", default=None, help="comma-separated app names (default: all)")
     ap.add_argument("--disk-mibps", type=float, default=60)
-    ap.add_argument("--gluster-rate", default="300mbit")
+    ap.add_argument("--gluster-rate", default="300mbit", help="the one-server Gluster VC's link")
+    ap.add_argument("--gluster2-rate", default="100mbit", help="each link of the two-server Gluster VC")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs of each application on each VC (per phase the median), and IOR "
+                         "repetitions of each replay (-i, their mean)")
     ap.add_argument("--no-readme", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
@@ -263,35 +290,50 @@ def main():
                         rdir = work / f"replay-{vc.name}-{key}"
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
-                        vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin", "-o", rdir],
-                               log=log)
+                        vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
+                                "--repeat", str(args.repeat), "-o", rdir], log=log)
                         repl = predict(mpath, vc, ["--replay", rdir], log)
-                        data = vc.mount / "work" / f"app-{key}"
-                        shutil.rmtree(data, ignore_errors=True)
-                        data.mkdir(parents=True)
-                        vm, wall = trace_and_model(vc.run, app_cmd(bindir, prog, data, a),
-                                                   work / f"{key}.{vc.name}.trace",
-                                                   work / f"{key}.{vc.name}.json", log)
-                        shutil.rmtree(data, ignore_errors=True)
-                        measured = sum(p["duration_s"] for p in vm["phases"])
+                        # the application itself, args.repeat times: per phase the median duration
+                        runs = []
+                        for k in range(args.repeat):
+                            data = vc.mount / "work" / f"app-{key}"
+                            shutil.rmtree(data, ignore_errors=True)
+                            data.mkdir(parents=True)
+                            runs.append(trace_and_model(vc.run, app_cmd(bindir, prog, data, a),
+                                                        work / f"{key}.{vc.name}.{k}.trace",
+                                                        work / f"{key}.{vc.name}.{k}.json", log))
+                            shutil.rmtree(data, ignore_errors=True)
+                        same = all(len(vm["phases"]) == len(m["phases"]) and
+                                   [p["operation"] for p in vm["phases"]] == [p["operation"] for p in m["phases"]]
+                                   for vm, _ in runs)
+                        if not same:
+                            raise RuntimeError("a run on the VC has other phases than the home run: "
+                                               + ", ".join(str(len(vm["phases"])) for vm, _ in runs))
                         phases = []
-                        same = len(vm["phases"]) == len(m["phases"])
                         for i, hp in enumerate(m["phases"]):
-                            mp = vm["phases"][i] if same else None
+                            ms = statistics.median(io_time(vm["phases"][i]) for vm, _ in runs)
                             pp, rp = pred["phases"][i], repl["phases"][i]
-                            ms = mp["duration_s"] if mp and mp["operation"] == hp["operation"] else None
                             phases.append({"id": hp["id"], "operation": hp["operation"], "np": hp["np"],
                                            "rs": hp["rs"], "rep": hp["rep"], "weight": hp["weight"],
-                                           "measured_s": ms, "predicted_s": pp["time_s"],
-                                           "replayed_s": rp["time_s"],
+                                           "measured_s": ms,
+                                           "measured_runs_s": [io_time(vm["phases"][i]) for vm, _ in runs],
+                                           "measured_span_s": statistics.median(
+                                               vm["phases"][i]["duration_s"] for vm, _ in runs),
+                                           "predicted_s": pp["time_s"], "replayed_s": rp["time_s"],
                                            "error_predicted": err(pp["time_s"], ms),
-                                           "error_replayed": err(rp["time_s"], ms)})
+                                           "error_replayed": err(rp["time_s"], ms),
+                                           "predict_note": pp.get("note")})
+                        measured = sum(p["measured_s"] for p in phases)
+                        vm, wall = runs[0]
 
                         def worst(k):
                             es = [p[k] for p in phases if p[k] is not None]
                             return max(es, key=abs) if es else None
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
                                    measured_io_time_s=measured,
+                                   measured_runs_io_time_s=[sum(io_time(p) for p in r["phases"])
+                                                            for r, _ in runs],
+                                   measured_span_s=sum(p["measured_span_s"] for p in phases),
                                    measured_app_io_time_s=vm["application"]["io_time_s"],
                                    measured_run_time_s=vm["application"].get("run_time_s"),
                                    measured_wall_s=wall,
@@ -299,7 +341,7 @@ def main():
                                    error_replayed=err(repl["io_time_s"], measured),
                                    worst_phase_error_predicted=worst("error_predicted"),
                                    worst_phase_error_replayed=worst("error_replayed"),
-                                   phases_match=same, phases=phases,
+                                   phases=phases,
                                    replay_notes=sorted({p.get("note", "") for p in repl["phases"]})[:5],
                                    predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
                         print(f"[{vc.name}] {app} {size}: measured {measured:.3f} s, predicted "
@@ -323,20 +365,41 @@ def main():
         if len(rs) > 1:
             rankings[f"{app} {size}"] = {k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs})
                                          for k in ("measured", "predicted", "replayed")}
+    goals = {}
+    ok = [r for r in rows if not r.get("error")]
+    for k in ("predicted", "replayed"):
+        goals[k] = {
+            "rows": len(ok),
+            "total_within_5pct": sum(abs(r[f"error_{k}"]) <= 0.05 for r in ok),
+            "total_within_10pct": sum(abs(r[f"error_{k}"]) <= 0.10 for r in ok),
+            "phases": sum(len(r["phases"]) for r in ok),
+            "phases_within_10pct": sum(abs(p[f"error_{k}"]) <= 0.10 for r in ok for p in r["phases"]),
+            "rankings_same": sum(v[k] == v["measured"] for v in rankings.values()),
+            "rankings": len(rankings)}
     mach = machine()
     vcdesc = {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network} for vc in vcs}
     result = {"machine": mach, "vcs": vcdesc, "characterize": {"args": CHAR, **profiles},
-              "measured_io_time": "sum of the phase durations (duration_s) of the model of the run on the VC; "
-                                  "measured_app_io_time_s is the model's application.io_time_s",
+              "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
+                                  "process's time inside the phase's I/O calls), summed; measured_span_s: "
+                                  "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
-              "rankings": rankings, "rows": rows}
+              "repeat": args.repeat, "goals": goals, "rankings": rankings, "rows": rows}
     Path(args.o).parent.mkdir(parents=True, exist_ok=True)
     Path(args.o).write_text(json.dumps(result, indent=1) + "\n")
     vcs_line = "; ".join(f"{vc.name}: {vc.network}" for vc in vcs)
+    glines = ["| goal | predicted (profile) | replayed |", "|---|---|---|"]
+    for label, key, of in (("total within 5%", "total_within_5pct", "rows"),
+                           ("total within 10%", "total_within_10pct", "rows"),
+                           ("phase within 10%", "phases_within_10pct", "phases"),
+                           ("VC ranking as measured", "rankings_same", "rankings")):
+        glines.append(f"| {label} | {goals['predicted'][key]} of {goals['predicted'][of]} | "
+                      f"{goals['replayed'][key]} of {goals['replayed'][of]} |")
     text = (f"{table(rows)}\n\nVC ranking (by I/O time):\n\n{ranking_lines(rankings)}\n\n"
+            f"Goals (issue 5):\n\n" + "\n".join(glines) + "\n\n"
             f"np 4 on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
-            f"{mach['glusterfs']}; VCs {vcs_line}; one run each ({mach['date']}). "
-            f"Measured: sum of the phase durations of the traced run on the VC. "
+            f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
+            f"Measured: per phase the median over {args.repeat} traced runs of the application on the VC of "
+            f"the slowest process's time inside the phase's I/O calls (the model's `io_time_s`), summed. Replayed: `iomodel replay --repeat {args.repeat}`. "
             f"Profiles: `iomodel characterize {' '.join(CHAR)}`.")
     print("\n" + text)
     if not args.no_readme:

@@ -54,8 +54,8 @@ def order_graph(model):
 
 # What may differ between the phases of a run ("1 to 40" in Table V, "1 to 5"
 # over S3D-IO's five checkpoint files in Table VIII).
-_VARYING = {"id", "file", "start_s", "end_s", "duration_s", "bandwidth_Bps", "gap_s", "gap_comm",
-            "logical_time"}
+_VARYING = {"id", "file", "start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s",
+            "gap_comm", "logical_time"}
 
 
 def identical(a, b):

@@ -36,7 +36,7 @@ S3D_FILES = 5
 S3D_PROCESS_GRID = {8: (2, 2, 2), 16: (2, 2, 4), 32: (2, 4, 4)}
 S3D_GRIDS = (200, 400)
 
-_NO_TIMES = {"start_s": None, "end_s": None, "duration_s": None, "bandwidth_Bps": None,
+_NO_TIMES = {"start_s": None, "end_s": None, "duration_s": None, "io_time_s": None, "bandwidth_Bps": None,
              "gap_s": None, "gap_comm": None}
 _NO_LOGICAL = {"first": None, "comm_between": None}
 _UNAVAILABLE = [

@@ -103,7 +103,8 @@ SCHEMA = {
                     "logical_time": {"type": "object", "properties": {
                         "first": _NULL_OR(_INT), "comm_between": _NULL_OR(_INT)}},
                     "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),
-                    "duration_s": _NULL_OR(_NUM), "bandwidth_Bps": _NULL_OR(_NUM),
+                    "duration_s": _NULL_OR(_NUM), "io_time_s": _NULL_OR(_NUM),
+                    "bandwidth_Bps": _NULL_OR(_NUM),
                     "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),
                 },
             },

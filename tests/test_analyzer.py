@@ -17,14 +17,15 @@ import sys
 
 import pytest
 
-from conftest import IOMODEL, PROGRAMS
+from conftest import IOMODEL, PROGRAMS, rank_events
+from iomodel.analyzer.trace import Trace
 
 sys.path.insert(0, str(PROGRAMS))
 import expected_models as em  # noqa: E402
 
 CASES = em.cases()
 ABSENT = "<absent>"
-TIMING = {"start_s", "end_s", "duration_s", "bandwidth_Bps", "gap_s"}
+TIMING = {"start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s"}
 
 
 def analyze(run, out):
@@ -129,6 +130,25 @@ def without_timing(model):
     m["application"].pop("io_time_s")
     m["source"].pop("path", None)
     return m
+
+
+def test_phase_io_time_is_the_slowest_process_time_inside_its_calls(traced, tmp_path):
+    """io_time_s: per process the time inside the phase's I/O calls, the largest of
+    them (Darshan's slowest-process convention); duration_s: first start to last end."""
+    run = traced("btio_like", 4, 8, 8, 8, 40)
+    m = analyze(run, tmp_path / "model.json")
+    ev = rank_events(Trace(run.trace_dir))
+    data = {r: [e for e in v if e["data"]] for r, v in ev.items()}
+    assert all(len(v) == 80 for v in data.values())       # 40 writes, then 40 reads
+    for p in m["phases"]:
+        # phase k <= 40: the k-th write of every rank; phase 41: the 40 reads
+        mine = {r: (v[p["id"] - 1: p["id"]] if p["id"] <= 40 else v[40:]) for r, v in data.items()}
+        busy = max(sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values())
+        span = max(e["t_end"] for v in mine.values() for e in v) - \
+            min(e["t_start"] for v in mine.values() for e in v)
+        assert p["io_time_s"] == pytest.approx(busy, rel=1e-9, abs=1e-12)
+        assert p["duration_s"] == pytest.approx(span, rel=1e-9, abs=1e-12)
+        assert 0 < p["io_time_s"] <= p["duration_s"] + 1e-12
 
 
 def test_same_program_twice_gives_the_same_model(traced, tmp_path):
