@@ -191,7 +191,7 @@ def rank(d):
 
 
 def table(rows):
-    out = ["| app | size | VC | MiB | measured s | predicted s (err) | replayed s (err) | "
+    out = ["| app | size | VC | MiB | measured s (span) | predicted s (err) | replayed s (err) | "
            "worst phase err pred / repl | phases |",
            "|---|---|---|---|---|---|---|---|---|"]
 
@@ -202,7 +202,8 @@ def table(rows):
             out.append(f"| {r['app']} | {r['size']} | {r['vc']} | | failed: {r['error'][:60]} | | | | |")
             continue
         out.append(f"| {r['app']} | {r['size']} | {r['vc']} | {r['weight_bytes'] / MiB:.2f} | "
-                   f"{r['measured_io_time_s']:.3f} | {r['predicted_io_time_s']:.3f} ({pct(r['error_predicted'])}) | "
+                   f"{r['measured_io_time_s']:.3f} ({r['measured_span_s']:.3f}) | "
+                   f"{r['predicted_io_time_s']:.3f} ({pct(r['error_predicted'])}) | "
                    f"{r['replayed_io_time_s']:.3f} ({pct(r['error_replayed'])}) | "
                    f"{pct(r['worst_phase_error_predicted'])} / {pct(r['worst_phase_error_replayed'])} | "
                    f"{len(r['phases'])} |")
@@ -231,6 +232,74 @@ def to_readme(text):
     readme.write_text(s)
 
 
+def score(result):
+    """Rankings and goals, against both measures of a phase's time: `io_time`
+    (the slowest process's time inside the calls) and `span` (first start to last end)."""
+    rows = [r for r in result["rows"] if not r.get("error")]
+    refs = {"io_time": ("measured_io_time_s", "measured_s"), "span": ("measured_span_s", "measured_span_s")}
+    result["rankings"], result["goals"] = {}, {}
+    for ref, (total, phase) in refs.items():
+        keys = sorted({(r["app"], r["size"]) for r in rows},
+                      key=lambda k: [(r["app"], r["size"]) for r in result["rows"]].index(k))
+        rankings = {}
+        for app, size in keys:
+            rs = [r for r in rows if (r["app"], r["size"]) == (app, size)]
+            if len(rs) > 1:
+                rankings[f"{app} {size}"] = {
+                    "measured": rank({r["vc"]: r[total] for r in rs}),
+                    **{k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs}) for k in ("predicted", "replayed")}}
+        goals = {}
+        for k in ("predicted", "replayed"):
+            goals[k] = {
+                "rows": len(rows),
+                "total_within_5pct": sum(abs(err(r[f"{k}_io_time_s"], r[total])) <= 0.05 for r in rows),
+                "total_within_10pct": sum(abs(err(r[f"{k}_io_time_s"], r[total])) <= 0.10 for r in rows),
+                "phases": sum(len(r["phases"]) for r in rows),
+                "phases_within_10pct": sum(abs(err(p[f"{k}_s"], p[phase])) <= 0.10
+                                           for r in rows for p in r["phases"]),
+                "rankings_same": sum(v[k] == v["measured"] for v in rankings.values()),
+                "rankings": len(rankings)}
+        result["rankings"][ref], result["goals"][ref] = rankings, goals
+    return result
+
+
+def goal_lines(goals):
+    out = ["| goal | predicted (profile) | replayed |", "|---|---|---|"]
+    for label, key, of in (("total within 5%", "total_within_5pct", "rows"),
+                           ("total within 10%", "total_within_10pct", "rows"),
+                           ("phase within 10%", "phases_within_10pct", "phases"),
+                           ("VC ranking as measured", "rankings_same", "rankings")):
+        out.append(f"| {label} | {goals['predicted'][key]} of {goals['predicted'][of]} | "
+                   f"{goals['replayed'][key]} of {goals['replayed'][of]} |")
+    return "\n".join(out)
+
+
+def render(result):
+    mach, rep = result["machine"], result.get("repeat", 1)
+    vcs_line = "; ".join(f"{k}: {v['limit']}" for k, v in result["vcs"].items())
+    g = result["goals"]
+    return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
+            f"{ranking_lines(result['rankings']['io_time'])}\n\n"
+            f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
+            f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
+            f"np 4 on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
+            f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
+            f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
+            f"slowest process's time inside the phase's I/O calls (the model's `io_time_s`), summed; span: "
+            f"the same with the phases' `duration_s`. Replayed: `iomodel replay --repeat {rep}`. "
+            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`.")
+
+
+def finish(result, args):
+    score(result)
+    Path(args.o).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.o).write_text(json.dumps(result, indent=1) + "\n")
+    text = render(result)
+    print("\n" + text)
+    if not args.no_readme:
+        to_readme(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vcs", default="tmpfs,disk,gluster,gluster2")
@@ -244,7 +313,11 @@ def main():
     ap.add_argument("--no-readme", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
+    ap.add_argument("--render", metavar="JSON", help="only score and render results already measured "
+                    "(e.g. bench/results/accuracy.json) to -o and the README")
     args = ap.parse_args()
+    if args.render:
+        return finish(json.loads(Path(args.render).read_text()), args)
     if os.geteuid() != 0:
         sys.exit("bench/accuracy.py needs root (loop device, cgroups, network namespace, FUSE)")
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -359,51 +432,16 @@ def main():
         shutil.rmtree(home, ignore_errors=True)
         log.close()
 
-    rankings = {}
-    for app, size, _, _ in apps:
-        rs = [r for r in rows if r["app"] == app and r["size"] == size and not r.get("error")]
-        if len(rs) > 1:
-            rankings[f"{app} {size}"] = {k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs})
-                                         for k in ("measured", "predicted", "replayed")}
-    goals = {}
-    ok = [r for r in rows if not r.get("error")]
-    for k in ("predicted", "replayed"):
-        goals[k] = {
-            "rows": len(ok),
-            "total_within_5pct": sum(abs(r[f"error_{k}"]) <= 0.05 for r in ok),
-            "total_within_10pct": sum(abs(r[f"error_{k}"]) <= 0.10 for r in ok),
-            "phases": sum(len(r["phases"]) for r in ok),
-            "phases_within_10pct": sum(abs(p[f"error_{k}"]) <= 0.10 for r in ok for p in r["phases"]),
-            "rankings_same": sum(v[k] == v["measured"] for v in rankings.values()),
-            "rankings": len(rankings)}
     mach = machine()
-    vcdesc = {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network} for vc in vcs}
-    result = {"machine": mach, "vcs": vcdesc, "characterize": {"args": CHAR, **profiles},
+    result = {"machine": mach, "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
+                                       for vc in vcs},
+              "characterize": {"args": CHAR, **profiles},
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
                                   "process's time inside the phase's I/O calls), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
-              "repeat": args.repeat, "goals": goals, "rankings": rankings, "rows": rows}
-    Path(args.o).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.o).write_text(json.dumps(result, indent=1) + "\n")
-    vcs_line = "; ".join(f"{vc.name}: {vc.network}" for vc in vcs)
-    glines = ["| goal | predicted (profile) | replayed |", "|---|---|---|"]
-    for label, key, of in (("total within 5%", "total_within_5pct", "rows"),
-                           ("total within 10%", "total_within_10pct", "rows"),
-                           ("phase within 10%", "phases_within_10pct", "phases"),
-                           ("VC ranking as measured", "rankings_same", "rankings")):
-        glines.append(f"| {label} | {goals['predicted'][key]} of {goals['predicted'][of]} | "
-                      f"{goals['replayed'][key]} of {goals['replayed'][of]} |")
-    text = (f"{table(rows)}\n\nVC ranking (by I/O time):\n\n{ranking_lines(rankings)}\n\n"
-            f"Goals (issue 5):\n\n" + "\n".join(glines) + "\n\n"
-            f"np 4 on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
-            f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
-            f"Measured: per phase the median over {args.repeat} traced runs of the application on the VC of "
-            f"the slowest process's time inside the phase's I/O calls (the model's `io_time_s`), summed. Replayed: `iomodel replay --repeat {args.repeat}`. "
-            f"Profiles: `iomodel characterize {' '.join(CHAR)}`.")
-    print("\n" + text)
-    if not args.no_readme:
-        to_readme(text)
+              "repeat": args.repeat, "rows": rows}
+    finish(result, args)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
