@@ -232,6 +232,35 @@ def to_readme(text):
     readme.write_text(s)
 
 
+def worst_error(phases, k):
+    es = [p[k] for p in phases if p[k] is not None]
+    return max(es, key=abs) if es else None
+
+
+def repredict(result, work):
+    """Predict every row again from what a kept run (--keep) saved in `work`: the
+    home model and the VC's description and profile (predictions need no run)."""
+    for r in result["rows"]:
+        if r.get("error"):
+            continue
+        key = f"{r['app']}-{r['size']}".replace("^", "").replace(" ", "")
+        yaml = work / "vc" / r["vc"] / f"testbed-{r['vc']}.yaml"
+        name = next(l.split(":", 1)[1].strip() for l in yaml.read_text().splitlines() if l.startswith("name:"))
+        p = sh([*IOMODEL, "predict", work / f"{key}.home.json", "--vc", yaml, "--profile",
+                f"{name}={work / ('char-' + r['vc']) / 'profile.parquet'}", "--json"], os.environ)
+        pred = json.loads(p.stdout)
+        for ph, pp in zip(r["phases"], pred["phases"]):
+            ph.update(predicted_s=pp["time_s"], error_predicted=err(pp["time_s"], ph["measured_s"]),
+                      predict_note=pp.get("note"))
+        r.update(predicted_io_time_s=pred["io_time_s"],
+                 error_predicted=err(pred["io_time_s"], r["measured_io_time_s"]),
+                 worst_phase_error_predicted=worst_error(r["phases"], "error_predicted"),
+                 predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
+    result["repredicted"] = (f"{datetime.date.today().isoformat()}: predicted_* recomputed from the run's "
+                             "saved models and profiles (bench/accuracy.py --render --repredict)")
+    return result
+
+
 def score(result):
     """Rankings and goals, against both measures of a phase's time: `io_time`
     (the slowest process's time inside the calls) and `span` (first start to last end)."""
@@ -315,9 +344,14 @@ def main():
     ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
     ap.add_argument("--render", metavar="JSON", help="only score and render results already measured "
                     "(e.g. bench/results/accuracy.json) to -o and the README")
+    ap.add_argument("--repredict", metavar="WORKDIR", help="with --render: predict every row again from "
+                    "the models and profiles a --keep run left in WORKDIR (after a change to predict)")
     args = ap.parse_args()
     if args.render:
-        return finish(json.loads(Path(args.render).read_text()), args)
+        result = json.loads(Path(args.render).read_text())
+        if args.repredict:
+            repredict(result, Path(args.repredict))
+        return finish(result, args)
     if os.geteuid() != 0:
         sys.exit("bench/accuracy.py needs root (loop device, cgroups, network namespace, FUSE)")
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -400,8 +434,7 @@ def main():
                         vm, wall = runs[0]
 
                         def worst(k):
-                            es = [p[k] for p in phases if p[k] is not None]
-                            return max(es, key=abs) if es else None
+                            return worst_error(phases, k)
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
                                    measured_io_time_s=measured,
                                    measured_runs_io_time_s=[sum(io_time(p) for p in r["phases"])

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .ior import Invocation, sanitize
-from .profile import Profile
+from .profile import Profile, ops_per_process
 from .runner import State, execute, key_of, make_workdir
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -90,11 +90,6 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         else:
             failures.append(entry)
     return Profile.from_points(measured), failures
-
-
-def ops_per_process(phase):
-    """A phase's operations per process: its weight over np * rs (at least 1)."""
-    return max(1, round(phase["weight"] / (phase["np"] * max(phase["rs"], 1))))
 
 
 def profile_from_replay(model, by_phase, backend_name):

@@ -21,7 +21,7 @@ prorated), billing rounds the instance time up to the VC's billing unit.
 """
 import math
 
-from .profile import MiB, Profile, ProfileError
+from .profile import MiB, Profile, ProfileError, ops_per_process
 
 __all__ = ["predict", "feasibility", "format_prediction", "GB", "MONTH_S", "PredictError"]
 
@@ -109,8 +109,7 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
     op = phase["operation"]
-    ops_pp = max(1, round(phase["weight"] / (phase["np"] * max(phase["rs"], 1))))
-    args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"), ops_pp)
+    args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"), ops_per_process(phase))
     if op not in ops and fallback:
         other = "write" if op == "read" else "read"
         if other in ops:

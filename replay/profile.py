@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-__all__ = ["Profile", "ProfileError", "SCHEMA", "summary", "format_summary"]
+__all__ = ["Profile", "ProfileError", "SCHEMA", "summary", "format_summary", "ops_per_process"]
 
 SCHEMA = pa.schema([
     ("operation", pa.string()),
@@ -223,21 +223,25 @@ class Profile:
             # one kind of point only: each answers for any phase (as the paper's profile)
             bw, how = _lookup(long_ or one, np, rs)
             return bw, "; ".join(notes + [how])
-        # t(ops) = a + b * ops: per-operation time b from the long points, made exact
-        # where a one-operation point was measured at the same (np, rs)
+        # t(ops) = a + b * ops. b, the time of one more operation: from each long
+        # point, made exact where a one-operation point was measured at the same
+        # (np, rs); where only the one-operation point was measured (a size whose
+        # long measurement needed one operation), that point (a = 0 there).
         firsts = {}
         for r in one:
             firsts.setdefault((r["np"], r["transfer_size"]), []).append(r["bandwidth_Bps"])
-        per_op = []
+        per_op, longs = [], set()
         for r in long_:
-            n, size, k = r["np"], r["transfer_size"], r["ops_per_process"]
-            t_long = (k or 1) * size * n / r["bandwidth_Bps"]
-            b = t_long / (k or 1)
-            if k and k > 1 and (n, size) in firsts:
+            n, size, k = r["np"], r["transfer_size"], r["ops_per_process"] or 1
+            longs.add((n, size))
+            t_long = k * size * n / r["bandwidth_Bps"]
+            b = t_long / k
+            if k > 1 and (n, size) in firsts:
                 t_one = size * n / (sum(firsts[(n, size)]) / len(firsts[(n, size)]))
                 if t_long > t_one:
                     b = (t_long - t_one) / (k - 1)
             per_op.append({**r, "bandwidth_Bps": size * n / b})
+        per_op += [r for r in one if (r["np"], r["transfer_size"]) not in longs]
         bw_inf, how_inf = _lookup(per_op, np, rs)
         bw_one, how_one = _lookup(one, np, rs)
         b = rs * np / bw_inf
@@ -267,6 +271,11 @@ class Profile:
                     notes.append(note)
                 return cand
         raise AssertionError("unreachable: rows is not empty")
+
+
+def ops_per_process(phase):
+    """A phase's operations per process: its weight over np * rs (at least 1)."""
+    return max(1, round(phase["weight"] / (phase["np"] * max(phase["rs"], 1))))
 
 
 def _lookup(cand, np, rs):

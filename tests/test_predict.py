@@ -310,6 +310,13 @@ def test_a_phase_of_few_operations_pays_the_fixed_cost():
     one = 128 * KiB * 4 / math.sqrt((4 * 64 * KiB / 0.0014) * (4 * 256 * KiB / 0.0025))
     assert 3 * 4 * 128 * KiB / prof.bandwidth("write", 4, 128 * KiB, ops=3)[0] == \
         pytest.approx(one - b_op + 3 * b_op, rel=1e-12)
+    # 1 MiB: its long measurement was one op per process (so only a one-op point, 4 ms):
+    # that point is its per-op time too (a = 0 there), not the 256 KiB one extrapolated
+    with_1m = prof + Profile.from_points([{"operation": "write", "np": 4, "rs": 1024 * KiB,
+                                           "ops_per_process": 1, "bw_Bps": 4 * 1024 * KiB / 0.004}])
+    bw, note = with_1m.bandwidth("write", 4, 1024 * KiB, ops=3)
+    assert 3 * 4 * 1024 * KiB / bw == pytest.approx(3 * 0.004, rel=1e-12)
+    assert note.startswith("3 ops per process: fixed 0 us + 3 x 4000.0 us (per op: measured; one op: measured")
     # without ops (or without one-op points) the long points answer, as before
     assert prof.bandwidth("write", 4, 64 * KiB) == (pts[0]["bw_Bps"], "measured")
     long_only = Profile.from_points([{"operation": "write", **p} for p in pts if p["ops_per_process"] > 1])
