@@ -61,6 +61,8 @@ class RankOps:
     lclock: np.ndarray      # uint32 (Ops.has_clock False: unknown, zeros)
     extent: dict            # path index -> one past the highest byte accessed (-1 unknown)
     single: dict            # path index -> every open of it was on a one-process communicator
+    reread: np.ndarray = None  # bool: it reads back what the rank wrote in the same open
+                               # (analyzer/reread.py); None: opens unknown (Darshan)
 
     def __len__(self):
         return len(self.write)
@@ -79,6 +81,8 @@ class Ops:
         if ranks is None:
             ranks, paths, routines = _split_table(table)
         self.ranks, self.paths, self.routines = ranks, paths, routines
+        # which reads reread is known only when every rank's opens are
+        self.has_reread = bool(ranks) and all(r.reread is not None for r in ranks)
 
     def __len__(self):
         return sum(len(r) for r in self.ranks)
@@ -217,6 +221,7 @@ def ops_from_trace(trace, name=None, command=None):
     memory holds one rank's events at a time (calls that returned an error
     are left out)."""
     from .linking import link_rank, resolve_rank
+    from .reread import reread_mask
     from .tracefile import F_ERROR
     from .views import contiguous, map_through_view
     routines, rindex, paths, pindex = [], {}, [], {}
@@ -256,7 +261,8 @@ def ops_from_trace(trace, name=None, command=None):
             routine=rid.astype(np.int16), collective=coll.astype(np.int8),
             bytes=l.nbytes[sel], offset=abs_off[sel], pieces=pieces[sel],
             t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.uint32),
-            extent=_extents(path_of_open[oid], abs_end[sel]), single=single)
+            extent=_extents(path_of_open[oid], abs_end[sel]), single=single,
+            reread=reread_mask(oid, is_write[rid], abs_off[sel], l.nbytes[sel], pieces[sel]))
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

@@ -157,7 +157,7 @@ BURST_DTYPES = {
     "lc0": np.int64, "comm_between": np.uint32, "noncontig": np.bool_, "offset0": np.int64,
     "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
-    "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64,
+    "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -179,6 +179,9 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         "t1": np.maximum.reduceat(r.t_end, starts),
         # time inside the burst's I/O calls (without the computation between them)
         "busy": np.add.reduceat(np.maximum(r.t_end - r.t_start, 0.0), starts),
+        # bytes read back from what the rank wrote in the same open (analyzer/reread.py)
+        "reread": np.add.reduceat(np.where(r.reread, size, 0), starts) if r.reread is not None
+        else np.zeros(len(starts), np.int64),
         "lc0": r.lclock[starts].astype(np.int64) if clock else np.full(len(starts), -1),
         "comm_between": np.maximum.reduceat(np.where(same, gap, 0), starts).astype(np.int64)
         if np.issubdtype(gap.dtype, np.integer) else np.zeros(len(starts), np.int64),
@@ -350,6 +353,7 @@ def _phases(ops, b, mixed):
         "count": count, "rank_lo": lo(rank), "rank_hi": hi(rank),
         "weight": np.add.reduceat(s("bytes"), head),
         "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(s("busy")), "lc0": lo(s("lc0")),
+        "reread": np.add.reduceat(s("reread"), head),
         "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
         "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
         "noncontig": hi(s("noncontig").astype(np.int8)) == 1,
@@ -472,6 +476,8 @@ def _phase(ops, b, p, sel, c, g, mixed):
         "gap_s": c["gap_s"][p],
         "gap_comm": c["gap_comm"][p] if c["gap_comm"][p] >= 0 else None,
     })
+    if phase["operation"] == "read" and ops.has_reread:
+        phase["reread_bytes"] = int(c["reread"][p])
     return phase
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from .schema import FORMAT, VERSION, ModelError, format_ranks, json_schema, parse_ranks, validate
 
-__all__ = ["FORMAT", "VERSION", "ModelError", "load_model", "save_model", "validate",
+__all__ = ["FORMAT", "VERSION", "ModelError", "load_model", "save_model", "validate", "rereads",
            "order_graph", "parse_ranks", "format_ranks", "json_schema", "identical", "find_runs"]
 
 
@@ -56,6 +56,13 @@ def order_graph(model):
 # over S3D-IO's five checkpoint files in Table VIII).
 _VARYING = {"id", "file", "start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s",
             "gap_comm", "logical_time"}
+
+
+def rereads(phase):
+    """A read phase whose every byte its processes had written through the
+    same open (its reads may come from the client's cache)."""
+    return phase["operation"] == "read" and phase["weight"] > 0 and \
+        phase.get("reread_bytes") == phase["weight"]
 
 
 def identical(a, b):

@@ -2,6 +2,8 @@
 and the metadata (its section III-A-1), or a JSON summary for scripts."""
 import os
 
+from iomodel.models import rereads
+
 
 def human(n):
     """Bytes with binary units, as the paper's MB (MiB)."""
@@ -74,7 +76,8 @@ def phase_rows(model):
             "rep": str(p["rep"]),
             "weight(IdPh)": f"{p['rep']} * {p['np']} * {human(p['rs'])}" if "rs_groups" not in p
             else human(p["weight"]),
-            "access": f"{p['access_mode']}, {f['access_type']}",
+            # reread: read back through the open its writes used (docs/model-format.md)
+            "access": f"{p['access_mode']}, {f['access_type']}" + (", reread" if rereads(p) else ""),
         })
     return rows
 

@@ -104,6 +104,7 @@ SCHEMA = {
                         "first": _NULL_OR(_INT), "comm_between": _NULL_OR(_INT)}},
                     "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),
                     "duration_s": _NULL_OR(_NUM), "io_time_s": _NULL_OR(_NUM),
+                    "reread_bytes": _INT,
                     "bandwidth_Bps": _NULL_OR(_NUM),
                     "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),
                 },
@@ -223,6 +224,9 @@ def validate(model):
         if "rs_groups" not in p and p["weight"] != p["np"] * p["rs"] * p["rep"]:
             raise ModelError(f"{w}.weight: {p['weight']} is not np * rs * rep = "
                              f"{p['np'] * p['rs'] * p['rep']}")
+        if "reread_bytes" in p and (p["operation"] != "read" or p["reread_bytes"] > p["weight"]):
+            raise ModelError(f"{w}.reread_bytes: only a read phase rereads, at most its weight "
+                             f"({p['weight']}), got {p['reread_bytes']} in a {p['operation']} phase")
     for key in ("runs", "order"):
         for j, pair in enumerate(model[key]):
             if len(pair) != 2 or not all(1 <= x <= len(ids) for x in pair):

@@ -67,18 +67,19 @@ def phase_facts(model, p):
         "request_sizes": p["request_sizes"], "rs": p["rs"], "rs_min": p["rs_min"],
         "rs_max": p["rs_max"], "rs_groups": p.get("rs_groups"), "rep": p["rep"],
         "weight": p["weight"], "access_mode": p["access_mode"], "offsets": p["offsets"],
-        "logical_time": p["logical_time"],
+        "logical_time": p["logical_time"], "reread_bytes": p.get("reread_bytes"),
     }
 
 
 def phase(id_, file, operation, routine, collective, rs, rep, weight, mode, offsets,
-          lfirst, comm_between):
+          lfirst, comm_between, reread=None):
     """Expected facts of a phase of all NP ranks, one operation of rs bytes per repetition."""
     return {"id": id_, "file": file, "operation": operation, "routine": routine,
             "collective": collective, "np": NP, "ranks": f"0-{NP - 1}", "iop": 1,
             "request_sizes": [rs], "rs": rs, "rs_min": rs, "rs_max": rs, "rs_groups": None,
             "rep": rep, "weight": weight, "access_mode": mode, "offsets": offsets,
-            "logical_time": {"first": lfirst, "comm_between": comm_between}}
+            "logical_time": {"first": lfirst, "comm_between": comm_between},
+            "reread_bytes": reread}
 
 
 def file_facts(model):
@@ -121,7 +122,9 @@ def test_fpp_io_model(traced):
     phases of rep 4, sequential (each write starts where the previous one
     ended), stride 4096, every rank's first offset 0 (per_rank 0);
     weight 4 ranks * 4096 * 4 = 65536 each.  The group of unique files
-    fpp.{rank}.dat: iof = inf = 65536, extent 16384 (per file)."""
+    fpp.{rank}.dat: iof = inf = 65536, extent 16384 (per file).  Each rank
+    reads, in the same open, exactly the bytes it wrote: reread_bytes =
+    the read phase's weight, 65536."""
     T, N = 4096, 4
     run = traced("fpp_io", NP, T, N)
     model = model_of(run)
@@ -131,7 +134,7 @@ def test_fpp_io_model(traced):
         phase(1, "fpp.{rank}.dat", "write", "MPI_File_write_at", False, 4096, 4, 65536,
               "sequential", offsets, 0, 0),
         phase(2, "fpp.{rank}.dat", "read", "MPI_File_read_at", False, 4096, 4, 65536,
-              "sequential", offsets, 1, 0)]
+              "sequential", offsets, 1, 0, reread=65536)]
     assert file_facts(model) == {"fpp.{rank}.dat": {
         "access_type": "unique", "np": 4, "role": "inout", "iof_size": 65536,
         "inf_size": 65536, "size": 65536, "extent": 16384, "access_mode": "sequential",
@@ -167,7 +170,8 @@ def test_random_io_model(traced):
     below) -> random, stride null.  First offsets (r*8 + perm[0])*4096:
     writes (perm_w[0] = 0, 4, 1, 5) 0, 12, 17, 29 pieces -> not affine,
     per_rank null, starts relative to the first; reads (perm_r[0] = 4, 3, 3,
-    5) 4, 11, 19, 29 pieces -> not affine."""
+    5) 4, 11, 19, 29 pieces -> not affine.  Every piece a rank reads is one
+    it wrote through the same open: reread_bytes = 131072."""
     T, N = 4096, 8
     perm_w = {r: lcg_perm(12345 + 1000 * r, N) for r in range(NP)}
     perm_r = {r: lcg_perm(54321 + 1000 * r, N) for r in range(NP)}
@@ -188,13 +192,15 @@ def test_random_io_model(traced):
         phase(1, "random.dat", "write", "MPI_File_write_at", False, 4096, 8, 131072,
               "random", w_off, 0, 0),
         phase(2, "random.dat", "read", "MPI_File_read_at", False, 4096, 8, 131072,
-              "random", r_off, 1, 0)]
+              "random", r_off, 1, 0, reread=131072)]
     assert file_facts(model) == {"random.dat": {
         "access_type": "shared", "np": 4, "role": "inout", "iof_size": 131072,
         "inf_size": 131072, "size": 131072, "extent": 131072, "access_mode": "random",
         "paths": ["random.dat"]}}
     check_top(model, 8, [[1, 1], [2, 2]], [[1, 2]], 262144, 131072,
               {"collective": False, "independent": True})
+    from iomodel.models.report import phase_rows
+    assert [r["access"] for r in phase_rows(model)] == ["random, shared", "random, shared, reread"]
 
     calls = data_calls(run)
     # rank 1's block starts at 1*8*4096 = 32768: its writes, piece by piece
@@ -218,7 +224,8 @@ def test_py_io_model(tmp_path):
     16384, sequential: one operation per process; first s*16384, per_rank
     4096; logical time 0, 4, 8), the reads one phase of rep 3 (weight
     49152, strided: a rank's reads are 16384 apart; logical time 4*2 + 1 =
-    9).  Runs [1, 3] (identical writes), [4, 4].  The file's mode is not
+    9); each rank reads back its own blocks in the same open: reread_bytes
+    49152.  Runs [1, 3] (identical writes), [4, 4].  The file's mode is not
     checked: sequential and strided phases move the same bytes (a tie the
     docs leave open)."""
     B, S = 4 * KiB, 3
@@ -230,7 +237,8 @@ def test_py_io_model(tmp_path):
     writes = [phase(s + 1, "py_io.dat", "write", "MPI_File_write_at_all", True, 4096, 1, 16384,
                     "sequential", w_off(s), 4 * s, 0) for s in range(S)]
     read = phase(4, "py_io.dat", "read", "MPI_File_read_at_all", True, 4096, 3, 49152, "strided",
-                 {"first": 0, "per_rank": 4096, "stride": 16384, "contiguous": True}, 9, 0)
+                 {"first": 0, "per_rank": 4096, "stride": 16384, "contiguous": True}, 9, 0,
+                 reread=49152)
     assert [phase_facts(model, p) for p in model["phases"]] == [*writes, read]
     files = file_facts(model)
     assert files["py_io.dat"].pop("access_mode") in ("sequential", "strided")

@@ -334,17 +334,23 @@ def ior_segmented_model(np, wcomm=0, rcomm=0):
                  counts=[wcomm] * (S - 1) * P + [rcomm] * (S - 1) * P)
 
 
-def ior_contiguous_model(np):
+def ior_contiguous_model(np, neighbour=False):
     """Rank r writes N transfers at r*N*T + j*T (MPI_File_write_at, no calls
     between): one burst, rep N, sequential (each write starts where the
     previous ended); one barrier; one read of N*T (MPI_File_read_at):
-    iop 1, rep 1.  Counts {0} -> 8."""
+    iop 1, rep 1.  Counts {0} -> 8.  The read is of the rank's own block,
+    wholly inside the union of its N writes through the same open:
+    reread_bytes = P*N*T.  neighbour: the read is of rank (r+1)%P's block,
+    written by another rank: reread_bytes 0; first offsets N*T*(1, 2, ...,
+    P-1, 0) are not affine in the rank (per_rank null)."""
     P, T, N = np, IOR_T, IOR_N
     phases = [phase("ior.dat", "write", "MPI_File_write_at", False, range(P), [T], N,
                     "sequential", lfirst=0, contiguous=True, per_rank=N * T, stride=T,
                     comm_between=0),
               phase("ior.dat", "read", "MPI_File_read_at", False, range(P), [N * T], 1,
-                    "sequential", lfirst=1, contiguous=True, per_rank=N * T)]
+                    "sequential", lfirst=1, contiguous=True,
+                    per_rank=None if neighbour else N * T)]
+    phases[1]["reread_bytes"] = 0 if neighbour else P * N * T
     size = P * N * T
     files = {"ior.dat": file_facts("ior.dat", "shared", P, "inout", size, size, size,
                                    "sequential")}
@@ -455,6 +461,7 @@ def ior_model(np, pattern, wcomm=0, rcomm=0):
         return ior_segmented_model(np, wcomm, rcomm)
     assert wcomm == rcomm == 0
     return {"contiguous": ior_contiguous_model, "fpp": ior_fpp_model,
+            "neighbour": lambda n: ior_contiguous_model(n, neighbour=True),
             "random": ior_random_model, "alternate": ior_alternate_model,
             "varsize": ior_varsize_model}[pattern](np)
 
@@ -537,7 +544,7 @@ def pointers_model(np):
 
 BTIO_SIZES = {4: [(8, 8, 8), (12, 12, 12)], 9: [(12, 12, 6), (18, 18, 9)]}
 IOR_CASES = [("segmented", 0, 0), ("segmented", 12, 12), ("segmented", 0, 3),
-             ("segmented", 0, 2), ("contiguous", 0, 0), ("fpp", 0, 0), ("random", 0, 0),
+             ("segmented", 0, 2), ("contiguous", 0, 0), ("neighbour", 0, 0), ("fpp", 0, 0), ("random", 0, 0),
              ("alternate", 0, 0), ("varsize", 0, 0)]
 
 
@@ -558,6 +565,15 @@ def cases():
         out[key] = ("ior_like", 4, args, (), ior_model(4, pat, w, r))
     out["nonblocking"] = ("nonblocking", 4, [], (), nonblocking_model(4))
     out["pointers"] = ("pointers", 4, [], (), pointers_model(4))
+    # reread_bytes (analyzer/reread.py): in every ior_like pattern but
+    # neighbour, and in nonblocking (C, E, F read inside A, written before the
+    # first read), each rank reads back through the same open only bytes it
+    # wrote itself: the read phases' whole weight.  btio_like reads its own
+    # cells too, but through a noncontiguous view: not counted (0).
+    for key, (_, _, _, _, m) in out.items():
+        for p in m["phases"]:
+            if p["operation"] == "read" and "reread_bytes" not in p:
+                p["reread_bytes"] = 0 if key.startswith("btio") else p["weight"]
     return out
 
 

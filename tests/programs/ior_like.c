@@ -18,6 +18,9 @@
  *     for j < N = 8:  MPI_File_write_at(r*N*T + j*T, T)            k = j
  *     MPI_Barrier
  *     MPI_File_read_at(r*N*T, N*T), verify                 (one read)
+ * neighbour   (IOR -C: read another rank's block)   file ior.dat, WORLD
+ *     as contiguous, but the one read is of rank (r+1)%P's block:
+ *     MPI_File_read_at(((r+1)%P)*N*T, N*T), verify
  * fpp         (IOR -F, file per process)            file ior.<r>.dat, SELF
  *     for j < N = 8:  MPI_File_write_at(j*T, T)                    k = j
  *     MPI_Barrier
@@ -179,7 +182,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     if (argc < 3)
-        die("usage: ior_like OUTDIR segmented|contiguous|fpp|random|alternate|varsize"
+        die("usage: ior_like OUTDIR segmented|contiguous|neighbour|fpp|random|alternate|varsize"
             " [WCOMM [RCOMM]]");
     if (argc >= 4)
         wcomm = atoi(argv[3]);
@@ -216,7 +219,8 @@ int main(int argc, char **argv)
                     expect(dir, "ior.dat", ((long)i * P + q) * T, T, q, i);
             expect_size(dir, "ior.dat", (long)S * P * T);
         }
-    } else if (strcmp(pattern, "contiguous") == 0) {
+    } else if (strcmp(pattern, "contiguous") == 0 || strcmp(pattern, "neighbour") == 0) {
+        int src = strcmp(pattern, "neighbour") == 0 ? (rank + 1) % P : rank;
         fh = open_file(MPI_COMM_WORLD, dir, "ior.dat");
         for (j = 0; j < N; j++) {
             between(j, wcomm);
@@ -226,10 +230,10 @@ int main(int argc, char **argv)
         }
         MPI_Barrier(MPI_COMM_WORLD);
         memset(rbuf, 0, N * T);
-        ck(MPI_File_read_at(fh, (MPI_Offset)rank * N * T, rbuf, N * T, MPI_BYTE,
+        ck(MPI_File_read_at(fh, (MPI_Offset)src * N * T, rbuf, N * T, MPI_BYTE,
                             &st), "read_at failed");
         for (j = 0; j < N; j++)
-            verify(rbuf + j * T, T, rank, j);
+            verify(rbuf + j * T, T, src, j);
         close_file(&fh);
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
