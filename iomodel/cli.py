@@ -304,6 +304,10 @@ def cmd_characterize(args):
     nps = [int(x) for x in args.np.split(",")] if args.np else None
     sweep = {}
     if args.ops:
+        bad = [x for x in args.ops.split(",") if x not in ("write", "read", "reread")]
+        if bad:
+            raise ValueError(f"--ops {args.ops}: expected write, read and/or reread, "
+                             f"got {', '.join(bad)}")
         sweep["operations"] = tuple(args.ops.split(","))
     if args.access:
         sweep["access_types"] = tuple(args.access.split(","))
@@ -445,7 +449,8 @@ def build_parser():
     ch.add_argument("--backend", choices=("ior", "builtin"), default="ior")
     ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")
     ch.add_argument("--np", help="process counts, e.g. 1,4,16 (default: 1 and the cluster's cores)")
-    ch.add_argument("--ops", help="write,read (default both)")
+    ch.add_argument("--ops", help="write,read,reread (default write,read; reread: read back "
+                    "through the open the write used)")
     ch.add_argument("--access", help="shared,unique (default both)")
     ch.add_argument("--collective", help="collective,independent (default both)")
     ch.add_argument("--bytes", help="data moved per point (default 256m)")

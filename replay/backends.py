@@ -53,6 +53,11 @@ def _argv(inv, prog, summary, repeat):
     return argv
 
 
+def _argv_builtin(inv, prog, summary, repeat):
+    # the extension IOR lacks: a reread through the open its write used
+    return _argv(inv, prog, summary, repeat) + (["--iomodel.reread"] if inv.reread else [])
+
+
 def _parse(stdout, summary):
     from .results import parse_ior_output
     return parse_ior_output(stdout, summary_file=summary)
@@ -60,7 +65,8 @@ def _parse(stdout, summary):
 
 BACKENDS = {
     "ior": Backend("ior", "IOR 4.x from the cluster", _find_ior, _argv, _parse),
-    "builtin": Backend("builtin", "iomodel's own MPI-IO replayer", _find_builtin, _argv, _parse),
+    "builtin": Backend("builtin", "iomodel's own MPI-IO replayer", _find_builtin, _argv_builtin,
+                       _parse),
 }
 
 

@@ -11,6 +11,8 @@ results.json), so an interrupted sweep resumes.
 import sys
 from pathlib import Path
 
+from iomodel.models import rereads
+
 from .ior import Invocation, sanitize
 from .profile import Profile, ops_per_process
 from .runner import State, execute, key_of, make_workdir
@@ -29,7 +31,8 @@ def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared
 
 
 def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None):
-    """The invocation measuring one point (a read gets the write that makes its file):
+    """The invocation measuring one point (a read gets the write that makes its file;
+    a reread writes and reads back through one open, the write not counted):
     about target_bytes in all, or `segments` operations per process."""
     rs, n = point["rs"], point["np"]
     if segments is None:
@@ -44,6 +47,8 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     write = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
     if point["operation"] == "write":
         return write
+    if point["operation"] == "reread":
+        return Invocation(operation="read", flags=["-w", "-r"], reread=True, **common)
     return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=write, **common)
 
 
@@ -100,8 +105,9 @@ def profile_from_replay(model, by_phase, backend_name):
         entry = by_phase.get(p["id"])
         if entry is None:
             continue
-        key = (p["operation"], files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"])
-        points[key] = {"operation": p["operation"], "access_type": key[1],
+        op = "reread" if rereads(p) else p["operation"]
+        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"])
+        points[key] = {"operation": op, "access_type": key[1],
                        "collective": p.get("collective"), "np": p["np"], "rs": max(p["rs"], 1),
                        "ops_per_process": ops_per_process(p),
                        "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),

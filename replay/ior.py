@@ -29,7 +29,7 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-from iomodel.models import validate
+from iomodel.models import rereads, validate
 
 FORMAT = "iomodel-ior"
 VERSION = 1
@@ -55,6 +55,7 @@ class Invocation:
     roundings: list = field(default_factory=list)        # {"what", "from", "to"}
     weight: int = 0            # bytes the phases moved in the application
     access_mode: str = ""      # of the phases
+    reread: bool = False       # -w -r, the read through the write's open (builtin: --iomodel.reread)
 
     @property
     def bytes(self):
@@ -242,7 +243,13 @@ def _invocation(model, chunk, workdir, defeat):
                      "(no -c) was used.")
 
     op = p["operation"]
-    flags = ["-w"] if op == "write" else ["-r", "-k", "-E"]
+    reread = op == "read" and all(rereads(q) for q in chunk)
+    flags = ["-w"] if op == "write" else (["-w", "-r"] if reread else ["-r", "-k", "-E"])
+    if reread:
+        notes.append("The application reads back, through the same open, what each process "
+                     "wrote: the file is written and read in one run (the write not counted). "
+                     "IOR closes and reopens it between the two, which can empty the client's "
+                     "cache; the builtin backend keeps it open (--iomodel.reread).")
     if mode == "random":
         if b > t:
             flags.append("-z")
@@ -256,7 +263,7 @@ def _invocation(model, chunk, workdir, defeat):
         else:
             notes.append("Random access with one transfer per segment: IOR's -z needs -b > -t, "
                          "so the access is sequential.")
-    if defeat:
+    if defeat and not reread:       # a reread is meant to meet the client's cache
         if op == "write":
             flags.append("-e")
         elif "-z" in flags and shared:
@@ -283,8 +290,8 @@ def _invocation(model, chunk, workdir, defeat):
     inv = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b, transfer=t,
                      file_per_proc=not shared, collective=collective, operation=op,
                      test_file=test_file, flags=flags, approximations=notes,
-                     roundings=roundings, weight=weight, access_mode=mode)
-    if op == "read":
+                     roundings=roundings, weight=weight, access_mode=mode, reread=reread)
+    if op == "read" and not reread:
         inv.setup = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b,
                                transfer=t, file_per_proc=not shared, collective=collective,
                                operation="write", test_file=test_file,

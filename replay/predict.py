@@ -21,6 +21,8 @@ prorated), billing rounds the instance time up to the VC's billing unit.
 """
 import math
 
+from iomodel.models import rereads
+
 from .profile import MiB, Profile, ProfileError, ops_per_process
 
 __all__ = ["predict", "feasibility", "format_prediction", "GB", "MONTH_S", "PredictError"]
@@ -110,6 +112,13 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
     op = phase["operation"]
     args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"), ops_per_process(phase))
+    if rereads(phase):
+        if "reread" in ops:
+            bw, note = profile.bandwidth("reread", *args)
+            return bw, f"reread (through the write's open); {note}"
+        if "read" in ops:         # the profile's reads went through a new open
+            bw, note = profile.bandwidth("read", *args)
+            return bw, f"no reread bandwidth measured: used read; {note}"
     if op not in ops and fallback:
         other = "write" if op == "read" else "read"
         if other in ops:
@@ -151,6 +160,10 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
                        "cost_usd": None if price is None else t / 3600 * price,  # expression 7
                        "note": note})
     fb = sorted({p["operation"] for p in phases if p["note"].startswith(f"no {p['operation']} bandwidth measured")})
+    if any(p["note"].startswith("no reread bandwidth measured") for p in phases):
+        notes.append("no reread bandwidth measured: phases that read back what they wrote "
+                     "through the same open use the read bandwidth (measured through a new "
+                     "open; characterize --ops write,read,reread)")
     for op in fb:
         notes.append(f"no {op} bandwidth measured: {op} phases use the "
                      f"{'write' if op == 'read' else 'read'} bandwidth")

@@ -53,7 +53,7 @@ SCHEMA = pa.schema([
     ("ops_per_process", pa.int64()),
 ])
 
-OPERATIONS = ("write", "read")
+OPERATIONS = ("write", "read", "reread")   # reread: read back through the write's open
 ACCESS_TYPES = ("shared", "unique")
 MiB = 1 << 20
 
@@ -86,7 +86,7 @@ def _point(p, i):
         return default
     op = get("operation")
     if op not in OPERATIONS:
-        raise ProfileError(f"bandwidth point {i}: operation must be write or read, got {op!r}")
+        raise ProfileError(f"bandwidth point {i}: operation must be write, read or reread, got {op!r}")
     at = get("access_type", default="shared")
     if at not in ACCESS_TYPES:
         raise ProfileError(f"bandwidth point {i}: access_type must be shared or unique, got {at!r}")
@@ -207,7 +207,7 @@ class Profile:
         ProfileError when the profile has no point at all for the operation.
         """
         if operation not in OPERATIONS:
-            raise ProfileError(f"operation must be write or read, got {operation!r}")
+            raise ProfileError(f"operation must be write, read or reread, got {operation!r}")
         if np < 1 or rs < 1:
             raise ProfileError(f"np and rs must be >= 1, got np {np}, rs {rs}")
         rows = [r for r in self.rows() if r["operation"] == operation]

@@ -61,6 +61,7 @@ typedef struct {
     long long off_first, off_per_rank, off_stride;
     int tpn_override;
     double gap;               /* --iomodel.gap: idle seconds between segments */
+    int reread;               /* --iomodel.reread: -w -r through one open of the file */
     int argc;
     char **argv;
 } params_t;
@@ -102,6 +103,10 @@ static void usage_error(const char *fmt, ...)
         vfprintf(stderr, fmt, ap);
         fputs(" (see " PROG " -h)\n", stderr);
         va_end(ap);
+    } else {
+        /* The launcher kills the job when the first process fails; let rank 0
+         * fail first so its message is not lost with it. */
+        sleep(2);
     }
     exit(2);
 }
@@ -139,6 +144,10 @@ static void usage(void)
            "  --iomodel.tasksPerNode=K  tasks per node assumed by -C (default: as placed by MPI)\n"
            "  --iomodel.gap=S  stay idle S seconds between segments (the application's time\n"
            "                   between phases); not counted in the transfer time\n"
+           "  --iomodel.reread  with -w -r: read back through the open the write used (no\n"
+           "                   close and reopen between them), as an application that\n"
+           "                   rereads what it wrote; the open and close count in the write\n"
+           "                   and the read respectively\n"
            "Other IOR options are accepted and ignored with a warning.\n");
     exit(0);
 }
@@ -279,6 +288,12 @@ static void parse_args(params_t *p, int argc, char **argv)
             }
             if (strcmp(name, "--help") == 0)
                 usage();
+            if (strcmp(name, "--iomodel.reread") == 0) {
+                if (val)
+                    usage_error("option %s takes no value", name);
+                p->reread = 1;
+                continue;
+            }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
                 strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0) {
                 if (!val) {
@@ -410,6 +425,11 @@ static void parse_args(params_t *p, int argc, char **argv)
         usage_error("-z and -C together need -F (IOR's rule for a shared file)");
     if (p->xfer / 8 > INT_MAX)
         usage_error("-t %lld is too large", p->xfer);
+    if (p->reread && !(p->do_write && p->do_read))
+        usage_error("--iomodel.reread needs -w and -r (the read rereads what the write wrote)");
+    if (p->reread && (p->reorder || p->existing))
+        usage_error("--iomodel.reread cannot take -C or -E: each task rereads its own data "
+                    "through the open its write used");
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -575,7 +595,8 @@ static void file_open(const params_t *p, const char *name, int access, file_t *f
     f->open = 0;
     if (p->api == API_MPIIO) {
         MPI_Comm comm = p->fpp ? MPI_COMM_SELF : MPI_COMM_WORLD;
-        int mode = access == WRITE ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
+        int mode = access == WRITE ? (MPI_MODE_CREATE | (p->reread ? MPI_MODE_RDWR : MPI_MODE_WRONLY))
+                                   : MPI_MODE_RDONLY;
         int rc = MPI_File_open(comm, (char *)name, mode, MPI_INFO_NULL, &f->fh);
         if (rc != MPI_SUCCESS) {
             char m[MPI_MAX_ERROR_STRING];
@@ -585,7 +606,8 @@ static void file_open(const params_t *p, const char *name, int access, file_t *f
         }
         MPI_File_set_errhandler(f->fh, MPI_ERRORS_RETURN);
     } else {
-        f->fd = access == WRITE ? open(name, O_WRONLY | O_CREAT, 0664) : open(name, O_RDONLY);
+        f->fd = access == WRITE ? open(name, (p->reread ? O_RDWR : O_WRONLY) | O_CREAT, 0664)
+                                : open(name, O_RDONLY);
         if (f->fd < 0) {
             fail(e, "cannot open %s for %s: %s", name, access == WRITE ? "writing" : "reading",
                  strerror(errno));
@@ -694,13 +716,17 @@ static int any_failed(const ctx_t *c, const ioerr_t *e)
 /* One write or read phase of one repetition, timed as IOR does: a barrier, then
  * per rank open start/stop, transfer start/stop, close start/stop; rank 0 gets
  * the earliest starts and the latest stops.  Returns 0, or 1 after an error. */
-static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, point_t *out)
+static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, point_t *out,
+                     file_t *held)
 {
     int who = access == READ ? (c->rank + c->rank_offset) % c->ntasks : c->rank;
     char name[4096];
     test_file_name(p, who, name, sizeof name);
     ioerr_t e = {{0}, 0};
-    file_t f = {0};
+    file_t local = {0};
+    /* --iomodel.reread: the write leaves its open file in *held for the read */
+    file_t *fp = held ? held : &local;
+    int opens = !(held && access == READ), closes = !(held && access == WRITE);
     order_t order;
     if (order_init(&order, p, who) != 0)
         fail(&e, "out of memory for the -z order of %lld transfers", p->block / p->xfer);
@@ -726,12 +752,14 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     double t[6];
     long long ops = 0;
     t[0] = MPI_Wtime();
-    if (!e.failed)
-        file_open(p, name, access, &f, &e);
+    if (!e.failed && opens)
+        file_open(p, name, access, fp, &e);
+    else if (!e.failed && !fp->open)
+        fail(&e, "%s is not open for the reread", name);
     t[1] = MPI_Wtime();
     /* every rank must hold the file before collective transfers (acts as -g here) */
     if (any_failed(c, &e)) {
-        file_close(p, &f, name, &e);
+        file_close(p, fp, name, &e);
         free(order.perm);
         if (unit != MPI_BYTE)
             MPI_Type_free(&unit);
@@ -757,26 +785,29 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
             /* after an error keep issuing collective calls so that no rank waits forever */
             if (e.failed && !keep_going)
                 break;
-            transfer(p, &f, access, buf, base + order_at(&order, j) * p->xfer, unit, count, name, &e);
+            transfer(p, fp, access, buf, base + order_at(&order, j) * p->xfer, unit, count, name, &e);
             ops++;
             if (access == WRITE && p->fsync_per_write)
-                file_sync(p, &f, name, &e);
+                file_sync(p, fp, name, &e);
         }
     }
     if (access == WRITE && p->fsync)
-        file_sync(p, &f, name, &e);
+        file_sync(p, fp, name, &e);
     t[3] = MPI_Wtime();
     t[2] += idle; /* the transfer time leaves the idle gaps out */
     if (p->intra_barriers)
         MPI_Barrier(MPI_COMM_WORLD);
     t[4] = MPI_Wtime();
-    file_close(p, &f, name, &e);
+    if (closes || e.failed)
+        file_close(p, fp, name, &e);
     t[5] = MPI_Wtime();
     free(order.perm);
     if (unit != MPI_BYTE)
         MPI_Type_free(&unit);
-    if (any_failed(c, &e))
+    if (any_failed(c, &e)) {
+        file_close(p, fp, name, &e);
         return 1;
+    }
 
     double starts[3] = {t[0], t[2], t[4]}, stops[3] = {t[1], t[3], t[5]}, first[3], last[3];
     double latency = ops ? (t[3] - t[2]) / ops : 0.0, min_latency = 0.0;
@@ -1266,13 +1297,14 @@ int main(int argc, char **argv)
 
     point_t *res[2] = {calloc((size_t)p.reps, sizeof(point_t)), calloc((size_t)p.reps, sizeof(point_t))};
     for (int rep = 0; rep < p.reps && !status; rep++) {
+        file_t held = {0};
         if (p.do_write) {
-            status = run_phase(&p, &c, WRITE, buf, &res[WRITE][rep]);
+            status = run_phase(&p, &c, WRITE, buf, &res[WRITE][rep], p.reread ? &held : NULL);
             if (!status && c.rank == 0 && text)
                 text_result(stdout, &p, WRITE, &res[WRITE][rep], rep);
         }
         if (!status && p.do_read) {
-            status = run_phase(&p, &c, READ, buf, &res[READ][rep]);
+            status = run_phase(&p, &c, READ, buf, &res[READ][rep], p.reread ? &held : NULL);
             if (!status && c.rank == 0 && text)
                 text_result(stdout, &p, READ, &res[READ][rep], rep);
         }

@@ -173,7 +173,7 @@ BAD = [  # (field to change, new value or KeyError to delete, field named in the
     ("version", 2, "version", "expected 1"),
     ("format", KeyError, "format", "missing"),
     ("bandwidth", [{"operation": "append", "np": 4, "rs": 10, "bw_MiBps": 1}],
-     "bandwidth[0].operation", "expected one of write | read, got 'append'"),
+     "bandwidth[0].operation", "expected one of write | read | reread, got 'append'"),
     ("bandwidth", [{"operation": "write", "np": 4, "rs": 10}],
      "bandwidth[0].bw_MiBps", "give exactly one of bw_MiBps and bw_Bps"),
     ("bandwidth", [{"operation": "write", "np": 4, "rs": 10, "bw_MiBps": 0}],

@@ -32,6 +32,11 @@ def check_ior_rules(inv):
         assert not ("-C" in inv.flags and not inv.file_per_proc)
     if inv.api == "POSIX":
         assert not inv.collective
+    if inv.reread:      # written and read back in one run, the read measured
+        assert inv.operation == "read" and inv.setup is None
+        assert "-w" in inv.flags and "-r" in inv.flags
+        assert not {"-C", "-E", "-k"} & set(inv.flags)
+        return
     assert ("-w" in inv.flags) != ("-r" in inv.flags)
     assert ("-w" in inv.flags) == (inv.operation == "write")
     if inv.operation == "read":
@@ -355,6 +360,29 @@ def test_defeat_page_cache_flags_and_workdir():
     inv = only(make_model([rnd], files=[("shared", "random")]), cluster)
     assert "-z" in inv.flags and "-C" not in inv.flags
     assert any("-C" in a for a in inv.approximations)
+
+
+def test_reread_is_written_and_read_in_one_run():
+    """A read phase whose every byte was written by its own process through
+    the same open (reread_bytes = weight, 4 * 1 MiB * 2) is one run of -w -r,
+    without setup, -C or -e even where the page cache is defeated; the
+    builtin backend adds --iomodel.reread, IOR's argv does not have it.  A
+    partly reread phase is replayed as a plain read."""
+    from iomodel.replay.backends import get_backend
+    rr = make_phase(2, op="read", rep=2)
+    rr["reread_bytes"] = 4 * MIB * 2
+    cluster = SimpleNamespace(workdir="/scratch/run", defeat_page_cache=True, name="vc")
+    w, r = ior_invocations(make_model([make_phase(1, rep=2), rr]), cluster)
+    check_ior_rules(r)
+    assert (r.reread, r.flags, r.setup, w.flags) == (True, ["-w", "-r"], None, ["-w", "-e"])
+    assert any("--iomodel.reread" in a for a in r.approximations)
+    argv = get_backend("builtin").argv(r, "iomodel_replay", "s.json", 1)
+    assert argv[-1] == "--iomodel.reread" and argv.count("--iomodel.reread") == 1
+    assert "--iomodel.reread" not in get_backend("ior").argv(r, "ior", "s.json", 1)
+    rr["reread_bytes"] = 4 * MIB * 2 - 1
+    _, r2 = ior_invocations(make_model([make_phase(1, rep=2), rr]), cluster)
+    assert (r2.reread, r2.flags, r2.setup.flags) == (False, ["-r", "-k", "-E", "-C"],
+                                                     ["-w", "-k", "-e"])
 
 
 def test_api_from_routine_and_source():

@@ -162,6 +162,34 @@ def test_bandwidths_measured_by_a_replay_come_first():
         predict(m, vc4, bandwidths={1: 100 * MiB})
 
 
+def test_a_reread_phase_uses_the_reread_bandwidth():
+    """BT-IO class B, 4 processes, with its read phase (41: 40 reads of
+    10612080 B per process, weight 1697932800 B) marked as reading back what
+    each process wrote through the same open.  Profile at (np 4, rs 10612080,
+    shared, collective): read 50 MiB/s, reread 200 MiB/s.  The phase takes
+    1697932800 / (200 MiB/s) = 8.0957 s; without the reread point, the read
+    point's 1697932800 / (50 MiB/s) = 32.383 s, and the notes say so."""
+    import copy
+    m = copy.deepcopy(model("btio-B-4"))
+    rd = m["phases"][40]
+    rd["reread_bytes"] = rd["weight"]
+    pts = [{"operation": op, "access_type": "shared", "collective": True, "np": 4,
+            "rs": 10612080, "bw_Bps": bw * MiB} for op, bw in (("write", 100), ("read", 50),
+                                                                ("reread", 200))]
+    vc3 = load_cluster("vc3")
+    got = predict(m, vc3, Profile.from_points(pts))["phases"][40]
+    assert got["time_s"] == pytest.approx(1697932800 / (200 * MiB), rel=1e-12)
+    assert got["note"].startswith("reread (through the write's open)")
+    pred = predict(m, vc3, Profile.from_points(pts[:2]))
+    assert pred["phases"][40]["time_s"] == pytest.approx(1697932800 / (50 * MiB), rel=1e-12)
+    assert pred["phases"][40]["note"].startswith("no reread bandwidth measured: used read")
+    assert any(n.startswith("no reread bandwidth measured") for n in pred["notes"])
+    # a phase that does not reread ignores the reread point
+    rd["reread_bytes"] = 0
+    got = predict(m, vc3, Profile.from_points(pts))["phases"][40]
+    assert got["time_s"] == pytest.approx(1697932800 / (50 * MiB), rel=1e-12)
+
+
 def without_bandwidth(name, tmp_path):
     """A shipped cluster description with its measured points taken out."""
     text = (ROOT / "replay" / "clusters" / f"{name}.yaml").read_text()

@@ -50,7 +50,11 @@ def test_replay_measures_every_phase_and_resumes(model, local_vc, tmp_path):
     # the files the replay wrote are gone; the profile has one point per phase kind
     assert not any((tmp_path / "work").iterdir())
     prof = pq.read_table(out / "profile.parquet").to_pylist()
-    assert {(x["operation"], x["np"]) for x in prof} == {(p["operation"], 4) for p in m["phases"]}
+    # segmented reads back each rank's own block through the write's open:
+    # the read phase is a reread (reread_bytes == weight) and is keyed so
+    assert [(p["operation"], p.get("reread_bytes")) for p in m["phases"]] == \
+        [("write", None), ("read", m["phases"][1]["weight"])]
+    assert {(x["operation"], x["np"]) for x in prof} == {("write", 4), ("reread", 4)}
     # run again: nothing is rerun
     p2 = run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out)
     assert p2.returncode == 0 and p2.stderr.count("done before") == len(m["runs"])
@@ -105,6 +109,28 @@ def test_characterize_a_small_sweep(local_vc, tmp_path):
     assert all(r["bandwidth_Bps"] > 0 and r["collective"] is True and r["source"] == "builtin"
                for r in rows)
     assert "peak" in p.stdout.lower()
+
+
+def test_characterize_rereads(local_vc, tmp_path):
+    """--ops reread: each point writes and reads back through one open
+    (--iomodel.reread); 64 KiB at np 2 with --bytes 1m: 1m / (64k * 2) = 8
+    operations per process, and the one-operation point: 2 profile rows of
+    operation reread; the runs' commands have -w -r and the extension."""
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "2", "--ops", "reread", "--access", "shared", "--collective", "independent",
+            "--bytes", "1m", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    assert sorted((r["operation"], r["np"], r["transfer_size"], r["ops_per_process"]) for r in rows) == \
+        [("reread", 2, 65536, 1), ("reread", 2, 65536, 8)]
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    assert all({"-w", "-r", "--iomodel.reread"} <= set(e["command"]) and "-E" not in e["command"]
+               for e in runs) and len(runs) == 2
+    bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--ops", "write,reed",
+              "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "--ops write,reed: expected write, read and/or reread, got reed" \
+        in bad.stderr
 
 
 def test_compare_local_with_the_papers_vcs(model, local_vc, tmp_path):

@@ -308,6 +308,32 @@ def test_iomodel_offsets_extension(tmp_path):
     assert (tmp_path / "off.dat").stat().st_size == MIB + 3 * 40 * KIB + 2 * 512 * KIB + 32 * KIB
 
 
+@pytest.mark.parametrize("reread", [True, False])
+def test_reread_reads_back_through_the_writes_open(tmp_path, reread):
+    """-w -r -s 2 -b 32k -t 16k: with --iomodel.reread each rank opens the
+    file once (MPI_MODE_CREATE|MPI_MODE_RDWR = 1 + 8 = 9) and reads back its
+    own 4 transfers at the offsets it wrote; the analyzer finds the read
+    phase wholly reread (reread_bytes = 4 ranks * 2 * 32 KiB = 262144).
+    Without it, IOR's way: an open to write (CREATE|WRONLY = 1 + 4 = 5), a
+    close, an open to read (RDONLY = 2): reread_bytes 0."""
+    from iomodel.analyzer import analyze
+    extra = ["--iomodel.reread"] if reread else []
+    proc, trace = traced(tmp_path, "rr", "-a", "MPIIO", "-w", "-r", "-s", 2, "-b", "32k",
+                         "-t", "16k", "-o", tmp_path / "rr.dat", *extra)
+    ops = parse_ior_output(proc.stdout)
+    assert [(o["operation"], o["aggregate_bytes"]) for o in ops] == \
+        [("write", NP * 2 * 32 * KIB), ("read", NP * 2 * 32 * KIB)]
+    opens = trace.files.to_pylist()
+    for rank in range(NP):
+        amodes = [o["amode"] for o in opens if o["rank"] == rank]
+        assert amodes == ([9] if reread else [5, 2])
+        acc = accesses(trace)[rank]
+        assert [x[2] for x in acc["read"]] == [x[2] for x in acc["write"]] == ior_layout(rank, 2, 32 * KIB, 16 * KIB)
+    model = analyze(trace.path)
+    read = [p for p in model["phases"] if p["operation"] == "read"]
+    assert [(p["weight"], p["reread_bytes"]) for p in read] == [(262144, 262144 if reread else 0)]
+
+
 def test_posix_repetitions_and_removal(tmp_path):
     """-a POSIX with fsync, 2 repetitions, text only; without -k the file is removed."""
     proc = run(replay_cmd("-a", "POSIX", "-e", "-i", 2, "-s", 2, "-b", "32k", "-t", "8k",
@@ -350,6 +376,9 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["-z", "-b", "16k", "-t", "16k"], "-z needs -b greater than -t"),
     (["-s"], "option -s needs a value"),
     (["--iomodel.offsets=1,2"], "bad --iomodel.offsets=1,2"),
+    (["-w", "--iomodel.reread"], "--iomodel.reread needs -w and -r"),
+    (["-w", "-r", "-C", "--iomodel.reread"], "--iomodel.reread cannot take -C or -E"),
+    (["--iomodel.reread=1"], "option --iomodel.reread takes no value"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
