@@ -209,6 +209,12 @@ def test_gluster_vc_is_shaped_then_nothing_is_left(gluster, model, tmp_path):
     assert subprocess.run(["ip", "link", "show", "iomodel-gl-h"], capture_output=True).returncode != 0
     assert "iomodel-testbed" not in open("/etc/hosts").read()
     assert stopped < 20
+    # the volume is kept (no --purge) with its one brick: two servers are refused
+    again = sh("gluster/start.sh", {**env, "IOMODEL_GLUSTER_SERVERS": "2"})
+    assert again.returncode == 1 and "made for 1 data server(s); remove it (stop.sh --purge)" \
+        in again.stderr, again.stdout + again.stderr
+    assert "iomodel-gl" not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                              text=True).stdout
 
 
 def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):

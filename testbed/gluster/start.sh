@@ -16,6 +16,12 @@ done
 mkdir -p "$STATE" "$WORKDIR" "$RUNDIR" "$LOGDIR" "$MNT"
 
 # --- network: namespace; per data server a veth pair, addresses, shaping, host name
+# the volume kept in $STATE (stop.sh without --purge) has its bricks: starting it
+# again with another count would claim servers it does not use
+if [ -s "$STATE/volume-servers" ] && [ "$(cat "$STATE/volume-servers")" != "$SERVERS" ]; then
+  echo "start.sh: the volume in $STATE was made for $(cat "$STATE/volume-servers") data server(s); remove it (stop.sh --purge) to start with $SERVERS" >&2
+  exit 1
+fi
 if [ -s "$STATE/servers" ] && [ "$(cat "$STATE/servers")" != "$SERVERS" ] && ns_exists; then
   echo "start.sh: this VC runs with $(cat "$STATE/servers") data server(s); stop it (stop.sh --purge) to change to $SERVERS" >&2
   exit 1
@@ -70,6 +76,7 @@ gcli volume list >/dev/null 2>&1 || { echo "start.sh: glusterd not answering; se
 if ! gcli volume info "$VOLUME" >/dev/null 2>&1; then
   bricks=(); for i in $(seq 1 "$SERVERS"); do bricks+=("$(server_name "$i"):$(brick_dir "$i")"); done
   gcli volume create "$VOLUME" transport tcp "${bricks[@]}" force >/dev/null
+  echo "$SERVERS" > "$STATE/volume-servers"      # kept until stop.sh --purge
   gcli volume set "$VOLUME" performance.write-behind "$WRITE_BEHIND" >/dev/null
   if [ "$SERVERS" -gt 1 ] && [ -n "$SHARD_SIZE" ]; then
     gcli volume set "$VOLUME" features.shard on >/dev/null
