@@ -65,7 +65,7 @@ PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
             "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
             "fpp_io": ROOT / "examples" / "fpp_io.c",
             "random_io": ROOT / "examples" / "random_io.c"}
-CHAR = ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", "4", "--ops", "write,read",
+CHAR = ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", "4", "--ops", "write,read,reread",
         "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
 
 
@@ -190,35 +190,48 @@ def rank(d):
     return [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
 
 
+KINDS = {"predicted": "predicted (profile)", "replayed": "replayed",
+         "modelled": "replayed as modelled"}
+
+
+def kinds(rows):
+    """The estimates every row has: predicted, replayed and (runs since the
+    --as-modelled column) modelled."""
+    ok = [r for r in rows if not r.get("error")]
+    return [k for k in KINDS if ok and all(f"{k}_io_time_s" in r for r in ok)]
+
+
 def table(rows):
-    out = ["| app | size | VC | MiB | measured s (span) | predicted s (err) | replayed s (err) | "
-           "worst phase err pred / repl | phases |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    ks = kinds(rows)
+    short = {"predicted": "pred", "replayed": "repl", "modelled": "mod"}
+    out = ["| app | size | VC | MiB | measured s (span) | "
+           + " | ".join(f"{KINDS[k].split(' (')[0]} s (err)" for k in ks)
+           + f" | worst phase err {' / '.join(short[k] for k in ks)} | phases |",
+           "|---|---|---|---|---|" + "---|" * len(ks) + "---|---|"]
 
     def pct(e):
         return "-" if e is None else f"{e * 100:+.0f}%"
     for r in rows:
         if r.get("error"):
-            out.append(f"| {r['app']} | {r['size']} | {r['vc']} | | failed: {r['error'][:60]} | | | | |")
+            out.append(f"| {r['app']} | {r['size']} | {r['vc']} | | failed: {r['error'][:60]} |"
+                       + " |" * (len(ks) + 2))
             continue
         out.append(f"| {r['app']} | {r['size']} | {r['vc']} | {r['weight_bytes'] / MiB:.2f} | "
                    f"{r['measured_io_time_s']:.3f} ({r['measured_span_s']:.3f}) | "
-                   f"{r['predicted_io_time_s']:.3f} ({pct(r['error_predicted'])}) | "
-                   f"{r['replayed_io_time_s']:.3f} ({pct(r['error_replayed'])}) | "
-                   f"{pct(r['worst_phase_error_predicted'])} / {pct(r['worst_phase_error_replayed'])} | "
-                   f"{len(r['phases'])} |")
+                   + "".join(f"{r[f'{k}_io_time_s']:.3f} ({pct(r[f'error_{k}'])}) | " for k in ks)
+                   + " / ".join(pct(r[f"worst_phase_error_{k}"]) for k in ks)
+                   + f" | {len(r['phases'])} |")
     return "\n".join(out)
 
 
 def ranking_lines(rankings):
+    ks = [k for k in KINDS if rankings and all(k in v for v in rankings.values())]
     out = []
-    for k, v in rankings.items():
-        same_p = "same" if v["predicted"] == v["measured"] else "differs"
-        same_r = "same" if v["replayed"] == v["measured"] else "differs"
-        out.append(f"| {k} | {' < '.join(v['measured'])} | {' < '.join(v['predicted'])} ({same_p}) | "
-                   f"{' < '.join(v['replayed'])} ({same_r}) |")
-    return "\n".join(["| app, size | measured (fastest first) | predicted | replayed |",
-                      "|---|---|---|---|", *out])
+    for name, v in rankings.items():
+        out.append(f"| {name} | {' < '.join(v['measured'])} | " + " | ".join(
+            f"{' < '.join(v[k])} ({'same' if v[k] == v['measured'] else 'differs'})" for k in ks) + " |")
+    return "\n".join([f"| app, size | measured (fastest first) | {' | '.join(KINDS[k] for k in ks)} |",
+                      "|---|---|" + "---|" * len(ks), *out])
 
 
 def to_readme(text):
@@ -265,6 +278,7 @@ def score(result):
     """Rankings and goals, against both measures of a phase's time: `io_time`
     (the slowest process's time inside the calls) and `span` (first start to last end)."""
     rows = [r for r in result["rows"] if not r.get("error")]
+    ks = kinds(rows)
     refs = {"io_time": ("measured_io_time_s", "measured_s"), "span": ("measured_span_s", "measured_span_s")}
     result["rankings"], result["goals"] = {}, {}
     for ref, (total, phase) in refs.items():
@@ -276,9 +290,9 @@ def score(result):
             if len(rs) > 1:
                 rankings[f"{app} {size}"] = {
                     "measured": rank({r["vc"]: r[total] for r in rs}),
-                    **{k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs}) for k in ("predicted", "replayed")}}
+                    **{k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs}) for k in ks}}
         goals = {}
-        for k in ("predicted", "replayed"):
+        for k in ks:
             goals[k] = {
                 "rows": len(rows),
                 "total_within_5pct": sum(abs(err(r[f"{k}_io_time_s"], r[total])) <= 0.05 for r in rows),
@@ -293,13 +307,13 @@ def score(result):
 
 
 def goal_lines(goals):
-    out = ["| goal | predicted (profile) | replayed |", "|---|---|---|"]
+    ks = [k for k in KINDS if k in goals]
+    out = [f"| goal | {' | '.join(KINDS[k] for k in ks)} |", "|---|" + "---|" * len(ks)]
     for label, key, of in (("total within 5%", "total_within_5pct", "rows"),
                            ("total within 10%", "total_within_10pct", "rows"),
                            ("phase within 10%", "phases_within_10pct", "phases"),
                            ("VC ranking as measured", "rankings_same", "rankings")):
-        out.append(f"| {label} | {goals['predicted'][key]} of {goals['predicted'][of]} | "
-                   f"{goals['replayed'][key]} of {goals['replayed'][of]} |")
+        out.append(f"| {label} | " + " | ".join(f"{goals[k][key]} of {goals[k][of]}" for k in ks) + " |")
     return "\n".join(out)
 
 
@@ -315,7 +329,9 @@ def render(result):
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
             f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
             f"slowest process's time inside the phase's I/O calls (the model's `io_time_s`), summed; span: "
-            f"the same with the phases' `duration_s`. Replayed: `iomodel replay --repeat {rep}`. "
+            f"the same with the phases' `duration_s`. Replayed: `iomodel replay --repeat {rep}`"
+            + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
+               "time between the phases of a run)" if "modelled" in kinds(result["rows"]) else "") + ". "
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`.")
 
 
@@ -400,6 +416,13 @@ def main():
                         vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
                                 "--repeat", str(args.repeat), "-o", rdir], log=log)
                         repl = predict(mpath, vc, ["--replay", rdir], log)
+                        # and as modelled: the phases' offsets, the idle time between them
+                        mdir = work / f"replay-modelled-{vc.name}-{key}"
+                        shutil.rmtree(vc.mount / "work", ignore_errors=True)
+                        (vc.mount / "work").mkdir()
+                        vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
+                                "--as-modelled", "--repeat", str(args.repeat), "-o", mdir], log=log)
+                        modl = predict(mpath, vc, ["--replay", mdir], log)
                         # the application itself, args.repeat times: per phase the median duration
                         runs = []
                         for k in range(args.repeat):
@@ -419,7 +442,7 @@ def main():
                         phases = []
                         for i, hp in enumerate(m["phases"]):
                             ms = statistics.median(io_time(vm["phases"][i]) for vm, _ in runs)
-                            pp, rp = pred["phases"][i], repl["phases"][i]
+                            pp, rp, mp = pred["phases"][i], repl["phases"][i], modl["phases"][i]
                             phases.append({"id": hp["id"], "operation": hp["operation"], "np": hp["np"],
                                            "rs": hp["rs"], "rep": hp["rep"], "weight": hp["weight"],
                                            "measured_s": ms,
@@ -427,8 +450,10 @@ def main():
                                            "measured_span_s": statistics.median(
                                                vm["phases"][i]["duration_s"] for vm, _ in runs),
                                            "predicted_s": pp["time_s"], "replayed_s": rp["time_s"],
+                                           "modelled_s": mp["time_s"],
                                            "error_predicted": err(pp["time_s"], ms),
                                            "error_replayed": err(rp["time_s"], ms),
+                                           "error_modelled": err(mp["time_s"], ms),
                                            "predict_note": pp.get("note")})
                         measured = sum(p["measured_s"] for p in phases)
                         vm, wall = runs[0]
@@ -436,6 +461,9 @@ def main():
                         def worst(k):
                             return worst_error(phases, k)
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
+                                   modelled_io_time_s=modl["io_time_s"],
+                                   error_modelled=err(modl["io_time_s"], measured),
+                                   worst_phase_error_modelled=worst("error_modelled"),
                                    measured_io_time_s=measured,
                                    measured_runs_io_time_s=[sum(io_time(p) for p in r["phases"])
                                                             for r, _ in runs],
@@ -452,7 +480,8 @@ def main():
                                    predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
                         print(f"[{vc.name}] {app} {size}: measured {measured:.3f} s, predicted "
                               f"{pred['io_time_s']:.3f} s ({row['error_predicted'] * 100:+.0f}%), replayed "
-                              f"{repl['io_time_s']:.3f} s ({row['error_replayed'] * 100:+.0f}%)", flush=True)
+                              f"{repl['io_time_s']:.3f} s ({row['error_replayed'] * 100:+.0f}%), as modelled "
+                              f"{modl['io_time_s']:.3f} s ({row['error_modelled'] * 100:+.0f}%)", flush=True)
                     except Exception as e:  # one failed row must not lose the others
                         row["error"] = str(e)[-1500:]
                         print(f"[{vc.name}] {app} {size}: FAILED {str(e)[:300]}", flush=True)
