@@ -65,7 +65,7 @@ PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
             "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
             "fpp_io": ROOT / "examples" / "fpp_io.c",
             "random_io": ROOT / "examples" / "random_io.c"}
-CHAR = ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", "4", "--ops", "write,read,reread",
+CHAR = ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", "1,4", "--ops", "write,read,reread",
         "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
 
 

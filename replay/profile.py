@@ -200,8 +200,10 @@ class Profile:
         collective flag is relaxed, then the access type (the note says so).
         Repeated measurements of one (np, rs) are averaged.  Between measured
         transfer sizes at one np: log-log interpolation; between measured np:
-        linear interpolation of those values; outside the measured range in rs
-        or np: the nearest measured value ("extrapolated: nearest measured ...").
+        linear interpolation of those values; above the measured sizes or
+        outside the measured np: the nearest measured value ("extrapolated:
+        nearest measured ..."); below the smallest measured size: that size's
+        time per operation (small requests are bound by latency).
         `ops`: the phase's operations per process; with one-operation points in
         the profile, the time is affine in it (module docstring).
         ProfileError when the profile has no point at all for the operation.
@@ -314,10 +316,14 @@ def _in_rs(sizes, rs):
     pts = sorted((s, sum(b) / len(b)) for s, b in sizes.items())
     if rs in sizes:
         return dict(pts)[rs], "measured"
-    if rs < pts[0][0] or rs > pts[-1][0]:
-        s, b = pts[0] if rs < pts[0][0] else pts[-1]
-        return b, (f"extrapolated: nearest measured rs {_size(s)}"
-                   f" (measured {_size(pts[0][0])}..{_size(pts[-1][0])})")
+    measured = f"(measured {_size(pts[0][0])}..{_size(pts[-1][0])})"
+    if rs > pts[-1][0]:
+        return pts[-1][1], f"extrapolated: nearest measured rs {_size(pts[-1][0])} {measured}"
+    if rs < pts[0][0]:
+        # a request smaller than any measured one costs what the smallest did:
+        # small requests are bound by latency, not by bytes
+        s, b = pts[0]
+        return b * rs / s, f"extrapolated: the time of one op of the smallest measured rs {_size(s)} {measured}"
     for (s0, b0), (s1, b1) in zip(pts, pts[1:]):
         if s0 < rs < s1:
             f = (math.log(rs) - math.log(s0)) / (math.log(s1) - math.log(s0))

@@ -25,6 +25,11 @@ Keys of each dict (MiB = 2**20 bytes, as IOR's MiB):
                      no close), s; None when the output does not give it
     transfer_bandwidth_Bps
                      aggregate_bytes / transfer_time_s, or None
+    io_time_s        mean over the repetitions of the slowest process's time in
+                     its own transfers (iomodel_replay's iomodelIoTime, the
+                     model's io_time_s convention); None from IOR, which
+                     reports only the span over processes (wrRdTime)
+    io_bandwidth_Bps aggregate_bytes / io_time_s, or None
 
 replayer_path() finds the iomodel_replay binary.
 """
@@ -73,8 +78,9 @@ def replayer_path():
         "build it with the README's set-up command (scripts/setup.sh), or set IOMODEL_REPLAYER")
 
 
-def _finish(d, source, transfer_times=None):
-    """Derived keys; transfer_times: {(test id, operation): [wrRdTime of each repetition]}."""
+def _finish(d, source, transfer_times=None, io_times=None):
+    """Derived keys; transfer_times, io_times: {(test id, operation): [wrRdTime,
+    resp. iomodelIoTime, of each repetition]}."""
     d["file_per_proc"] = bool(d["file_per_proc"])
     if d["operation"] not in ("write", "read"):
         raise ValueError(f"{source}: unknown operation {d['operation']!r} in the summary")
@@ -84,19 +90,23 @@ def _finish(d, source, transfer_times=None):
     t = sum(times) / len(times) if times else None
     d["transfer_time_s"] = t
     d["transfer_bandwidth_Bps"] = d["aggregate_bytes"] / t if t else None
+    times = (io_times or {}).get((d.get("test_id", 0), d["operation"]))
+    t = sum(times) / len(times) if times else None
+    d["io_time_s"] = t
+    d["io_bandwidth_Bps"] = d["aggregate_bytes"] / t if t else None
     return d
 
 
-def _json_transfer_times(doc):
-    """{(test id, operation): [wrRdTime...]} from the per-repetition "Results" of IOR's JSON."""
+def _json_transfer_times(doc, key="wrRdTime"):
+    """{(test id, operation): [key...]} from the per-repetition "Results" of IOR's JSON."""
     out = {}
     for test in doc.get("tests", []) if isinstance(doc, dict) else []:
         results = test.get("Results", []) if isinstance(test, dict) else []
         rows = [r for x in results for r in (x if isinstance(x, list) else [x])]
         for r in rows:
             if isinstance(r, dict) and r.get("access") in ("write", "read") and \
-                    isinstance(r.get("wrRdTime"), (int, float)):
-                out.setdefault((test.get("TestID", 0), r["access"]), []).append(float(r["wrRdTime"]))
+                    isinstance(r.get(key), (int, float)):
+                out.setdefault((test.get("TestID", 0), r["access"]), []).append(float(r[key]))
     return out
 
 
@@ -167,7 +177,8 @@ def parse_ior_json(text_or_path, source=None):
             except (TypeError, ValueError):
                 raise ValueError(f"{name}: summary[{i}] {key!r} is {entry[key]!r}, "
                                  f"not {kind.__name__}") from None
-        out.append(_finish(d, name, _json_transfer_times(doc)))
+        out.append(_finish(d, name, _json_transfer_times(doc),
+                           _json_transfer_times(doc, "iomodelIoTime")))
     return out
 
 

@@ -164,13 +164,15 @@ def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=(
     o = mine[0]
     mean = o["bandwidth_Bps"]
     std = o.get("bw_MiBps_std") or 0.0
-    # BW_CH: bytes over the transfers' time.  A traced phase lasts from its first
-    # operation to its last, without the file's open and close, so the replay's
-    # open and close (IOR's bandwidth counts them) are left out too when the
-    # output gives the transfer time; IOR's own figure is kept beside it.
-    bw = o.get("transfer_bandwidth_Bps") or mean
+    # BW_CH: bytes over the transfers' time.  A traced phase's io_time_s is the
+    # slowest process's time inside its own I/O calls, without the file's open
+    # and close and without the processes' skew, so the replay uses the same
+    # figure when the output gives it (iomodel_replay), else IOR's transfer span
+    # (wrRdTime: no open or close), else IOR's bandwidth, which is kept beside.
+    bw = o.get("io_bandwidth_Bps") or o.get("transfer_bandwidth_Bps") or mean
     entry.update(ok=True, bandwidth_Bps=bw, ior_bandwidth_Bps=mean,
-                 time_s=o.get("transfer_time_s") or o.get("mean_time_s"),
+                 time_s=o.get("io_time_s") or o.get("transfer_time_s") or o.get("mean_time_s"),
+                 span_s=o.get("transfer_time_s"),
                  open_to_close_s=o.get("mean_time_s"),
                  bytes=o.get("aggregate_bytes"), repetitions=o.get("repetitions", repeat),
                  variation=(std * 2**20 / mean) if mean else None)

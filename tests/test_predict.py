@@ -284,12 +284,15 @@ def test_exact_point_and_log_log_midpoints():
     assert prof.bandwidth("write", 5, 1 * MiB)[0] == pytest.approx(87.5 * MiB, rel=1e-12)
 
 
-def test_no_extrapolation_beyond_the_measured_range():
+def test_extrapolation_beyond_the_measured_range():
     prof = synthetic()
     bw, note = prof.bandwidth("write", 4, 16 * MiB)
     assert bw == 900 * MiB and note.startswith("extrapolated: nearest measured rs 4 MiB")
+    # below the smallest size, an op costs what one of the smallest did: 512 KiB
+    # in the time of 1 MiB at 100 MiB/s is 50 MiB/s
     bw, note = prof.bandwidth("write", 4, 512 * 1024)
-    assert bw == 100 * MiB and "nearest measured rs 1 MiB" in note
+    assert bw == 50 * MiB and note == \
+        "extrapolated: the time of one op of the smallest measured rs 1 MiB (measured 1 MiB..4 MiB) at np 4"
     bw, note = prof.bandwidth("write", 2, 1 * MiB)
     assert bw == 100 * MiB and note.startswith("extrapolated: nearest measured np 4")
     bw, note = prof.bandwidth("write", 64, 8 * MiB)

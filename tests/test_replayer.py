@@ -213,6 +213,24 @@ def test_shared_file_size_and_summary(shared_run):
     assert (p["collective"], p["numTasks"], p["segmentCount"], p["api"]) == (1, NP, 4, "MPIIO")
 
 
+def test_io_time_is_the_slowest_ranks_time_in_its_calls(shared_run):
+    """iomodelIoTime, the slowest rank's time in its own transfers, is what the
+    model calls a phase's io_time_s: it holds every traced write (read) call of
+    the rank that took longest, and lies inside the span over ranks (wrRdTime)."""
+    tmp, _, trace, summary = shared_run
+    from iomodel.analyzer import analyze
+    model = analyze(trace.path)
+    assert [p["operation"] for p in model["phases"]] == ["write", "read"]  # 16 calls per rank each
+    traced_io = {p["operation"]: p["io_time_s"] for p in model["phases"]}
+    doc = json.loads(summary.read_text())
+    for o, r in zip(parse_ior_json(summary), doc["tests"][0]["Results"]):
+        assert o["io_time_s"] == r["iomodelIoTime"] > 0
+        assert traced_io[o["operation"]] <= o["io_time_s"] + 1e-6 <= o["transfer_time_s"] + 2e-6
+        assert o["io_bandwidth_Bps"] == o["aggregate_bytes"] / o["io_time_s"]
+    # IOR gives only the span: no io_time_s
+    assert [o["io_time_s"] for o in parse_ior_json(FIXTURES / "a_mpiio_shared_coll.json")] == [None, None]
+
+
 def test_text_output_parses_to_the_same(shared_run):
     _, proc, _, summary = shared_run
     text, js = parse_ior_text(proc.stdout), parse_ior_json(summary)
