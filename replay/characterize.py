@@ -52,11 +52,18 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=write, **common)
 
 
+# A run of one operation per process lasts one request: a single one is at the
+# mercy of one slow request (e.g. 131 ms against 110 ms for three other kinds of
+# the same 4 MiB on Gluster), and it alone sets a small phase's time.
+ONE_OP_REPEAT = 3
+
+
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     one_op: each point is also measured with one operation per process (the
-    fixed cost of a phase, replay/profile.py)."""
+    fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
+    repetitions (IOR -i, their mean)."""
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -82,7 +89,8 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         entry = state.done(key)
         if entry is None:
             print(f"{head} ...", end="", file=progress, flush=True)
-            entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout)
+            reps = max(repeat, ONE_OP_REPEAT) if inv.segments == 1 else repeat
+            entry = execute(inv, cluster, backend, prog, state.dir, reps, timeout)
             entry["point"] = {**pt, "ops_per_process": inv.segments}
             state.record(key, entry)
             print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
