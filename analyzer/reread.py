@@ -36,11 +36,13 @@ def reread_mask(open_idx, write, offset, nbytes, pieces):
     if not len(write) or write.all() or not write.any():
         return out
     known = (offset >= 0) & (pieces == 1)
-    # only opens that have both writes and reads can reread (few: a loop is fine)
-    w_opens = np.unique(open_idx[write])
-    r_opens = np.unique(open_idx[~write])
-    for o in np.intersect1d(w_opens, r_opens):
-        here = np.flatnonzero(open_idx == o)
+    # only opens that have both writes and reads can reread (few: a loop is
+    # fine); open ids are small, so counts beat np.unique's hashing
+    n = int(open_idx.max()) + 1
+    both = np.flatnonzero((np.bincount(open_idx[write], minlength=n) > 0)
+                          & (np.bincount(open_idx[~write], minlength=n) > 0))
+    for o in both:
+        here = np.arange(len(write)) if n == 1 else np.flatnonzero(open_idx == o)
         wr = write[here]
         first_read = here[np.argmax(~wr)]
         w = here[wr & (here < first_read) & known[here]]
