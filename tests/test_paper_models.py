@@ -285,7 +285,11 @@ def _corrupt(tmp_path, name, change):
     ("btio-B-16", lambda m: m["phases"][3]["rs_groups"][0].update(ranks="3-1"),
      r"phases\[3\]\.rs_groups\[0\]\.ranks: expected a rank list"),
     ("s3d-400-32", lambda m: m["phases"][4].update(file=5), r"phases\[4\]\.file: no file with id 5"),
-], ids=["rep", "files", "weight", "rs_groups", "file"])
+    ("btio-B-4", lambda m: m["phases"][0].update(reread_bytes=0),
+     r"phases\[0\]\.reread_bytes: only a read phase rereads.* in a write phase"),
+    ("btio-B-4", lambda m: m["phases"][40].update(reread_bytes=m["phases"][40]["weight"] + 1),
+     r"phases\[40\]\.reread_bytes: only a read phase rereads, at most its weight \(\d+\), got \d+ in a read phase"),
+], ids=["rep", "files", "weight", "rs_groups", "file", "reread-write", "reread-weight"])
 def test_corrupted_copies_name_the_field(tmp_path, name, change, message):
     path = _corrupt(tmp_path, name, change)
     with pytest.raises(ModelError, match=message) as e:
