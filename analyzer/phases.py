@@ -158,6 +158,7 @@ BURST_DTYPES = {
     "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
+    "first_end": np.float64,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -179,6 +180,7 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         "t1": np.maximum.reduceat(r.t_end, starts),
         # time inside the burst's I/O calls (without the computation between them)
         "busy": np.add.reduceat(np.maximum(r.t_end - r.t_start, 0.0), starts),
+        "first_end": r.t_end[starts],
         # bytes read back from what the rank wrote in the same open (analyzer/reread.py)
         "reread": np.add.reduceat(np.where(r.reread, size, 0), starts) if r.reread is not None
         else np.zeros(len(starts), np.int64),
@@ -352,7 +354,8 @@ def _phases(ops, b, mixed):
     agg = {
         "count": count, "rank_lo": lo(rank), "rank_hi": hi(rank),
         "weight": np.add.reduceat(s("bytes"), head),
-        "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(s("busy")), "lc0": lo(s("lc0")),
+        "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(_busy_after_entry(s, hi, phase_sorted)),
+        "lc0": lo(s("lc0")),
         "reread": np.add.reduceat(s("reread"), head),
         "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
         "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
@@ -391,6 +394,21 @@ def _phases(ops, b, mixed):
         p["id"] = position[i] + 1
     out.sort(key=lambda p: p["id"])
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
+
+
+def _busy_after_entry(s, hi, phase_sorted):
+    """Per burst (sorted by phase): its time inside its I/O calls, less, when
+    its first call is collective, the time that call waited for the last
+    process to enter it.  A collective call cannot do its I/O before every
+    process has called it; the wait is the skew left by what came before
+    (non-aggregators leave a two-phase collective write early and wait in the
+    next collective call for the aggregators to finish it), which the previous
+    phase or the computation already holds and a replay, whose processes start
+    each phase together, does not have."""
+    t0 = s("t0")
+    entry = hi(t0)[phase_sorted]               # the last process's first call
+    wait = np.clip(entry - t0, 0.0, np.maximum(s("first_end") - t0, 0.0))
+    return s("busy") - np.where(s("collective") == 1, wait, 0.0)
 
 
 def _order_edges(b, phase_of, nphases):

@@ -133,22 +133,48 @@ def without_timing(model):
 
 
 def test_phase_io_time_is_the_slowest_process_time_inside_its_calls(traced, tmp_path):
-    """io_time_s: per process the time inside the phase's I/O calls, the largest of
-    them (Darshan's slowest-process convention); duration_s: first start to last end."""
+    """io_time_s: per process the time inside the phase's I/O calls, less the time
+    its first (collective) call waited for the last process to enter it, the
+    largest of them (Darshan's slowest-process convention without the entry skew);
+    duration_s: first start to last end."""
     run = traced("btio_like", 4, 8, 8, 8, 40)
     m = analyze(run, tmp_path / "model.json")
     ev = rank_events(Trace(run.trace_dir))
     data = {r: [e for e in v if e["data"]] for r, v in ev.items()}
     assert all(len(v) == 80 for v in data.values())       # 40 writes, then 40 reads
     for p in m["phases"]:
+        assert p["collective"] is True
         # phase k <= 40: the k-th write of every rank; phase 41: the 40 reads
         mine = {r: (v[p["id"] - 1: p["id"]] if p["id"] <= 40 else v[40:]) for r, v in data.items()}
-        busy = max(sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values())
+        entry = max(v[0]["t_start"] for v in mine.values())
+        busy = max(sum(e["t_end"] - e["t_start"] for e in v)
+                   - min(max(entry - v[0]["t_start"], 0), v[0]["t_end"] - v[0]["t_start"])
+                   for v in mine.values())
         span = max(e["t_end"] for v in mine.values() for e in v) - \
             min(e["t_start"] for v in mine.values() for e in v)
         assert p["io_time_s"] == pytest.approx(busy, rel=1e-9, abs=1e-12)
         assert p["duration_s"] == pytest.approx(span, rel=1e-9, abs=1e-12)
         assert 0 < p["io_time_s"] <= p["duration_s"] + 1e-12
+
+
+def test_phase_io_time_leaves_out_the_wait_to_enter_its_first_collective_call(traced, tmp_path):
+    """late_rank: rank 1 sleeps 0.5 s before each of the phase's two collective
+    writes, so the other ranks wait about 0.5 s inside each call.  The wait in
+    the first call is the skew the phase starts with (a replay starts its
+    processes together): left out.  The wait in the second is the phase's own:
+    kept.  So 0.5 s <= io_time_s < 1 s, while duration_s >= 1 s."""
+    run = traced("late_rank", 4)
+    m = analyze(run, tmp_path / "model.json")
+    [p] = m["phases"]
+    assert (p["operation"], p["collective"], p["np"], p["iop"], p["rs"], p["rep"], p["weight"]) == \
+        ("write", True, 4, 1, 100, 2, 800)
+    assert p["offsets"]["first"] == 0 and p["offsets"]["per_rank"] == 100
+    assert p["duration_s"] >= 1.0
+    assert 0.5 <= p["io_time_s"] < 0.9
+    # rank 1, the late one, spends almost nothing in its calls; rank 0 waits twice
+    ev = rank_events(Trace(run.trace_dir))
+    w0 = [e for e in ev[0] if e["data"]]
+    assert sum(e["t_end"] - e["t_start"] for e in w0) >= 1.0
 
 
 def test_same_program_twice_gives_the_same_model(traced, tmp_path):
