@@ -54,8 +54,12 @@ def _argv(inv, prog, summary, repeat):
 
 
 def _argv_builtin(inv, prog, summary, repeat):
-    # the extension IOR lacks: a reread through the open its write used
-    return _argv(inv, prog, summary, repeat) + (["--iomodel.reread"] if inv.reread else [])
+    # the extensions IOR lacks: a reread through the open its write used, and
+    # the application's file names (where names place files, as Gluster's DHT
+    # hashes them onto its servers, IOR's testFile.00000000 ... are placed
+    # otherwise); -o is then their directory
+    return _argv(inv, prog, summary, repeat) + (["--iomodel.reread"] if inv.reread else []) + \
+        ([f"--iomodel.names={inv.names}"] if inv.names else [])
 
 
 def _parse(stdout, summary):

@@ -56,6 +56,7 @@ class Invocation:
     weight: int = 0            # bytes the phases moved in the application
     access_mode: str = ""      # of the phases
     reread: bool = False       # -w -r, the read through the write's open (builtin: --iomodel.reread)
+    names: Optional[str] = None  # the application's file name(s), {rank} for -F (builtin: --iomodel.names)
 
     @property
     def bytes(self):
@@ -204,6 +205,35 @@ def _layout_notes(model, chunk, shared, notes):
 
 # -------------------------------------------------------------- generation
 
+RANK_FIELD = re.compile(r"\{rank(?::0(\d+))?\}")
+
+
+def app_names(model, phase):
+    """The application's name of the phase's file as a pattern for
+    iomodel_replay's --iomodel.names: its basename for a shared file; for
+    unique files, their common basename with the one run of digits that tells
+    them apart as {rank} ({rank:0N} when zero-padded to N digits).  None when
+    the names do not fit that (or are not known)."""
+    f = model["files"][phase["file"]]
+    paths = f.get("paths") or []
+    bases = [os.path.basename(x) for x in paths]
+    if not bases or any(not b or "{" in b or "}" in b for b in bases):
+        return None
+    if f["access_type"] == "shared":
+        return bases[0] if len(set(bases)) == 1 else None
+    parts = [re.split(r"(\d+)", b) for b in bases]
+    if len(parts) < 2 or len({len(x) for x in parts}) != 1:
+        return None
+    varying = [i for i in range(len(parts[0])) if len({x[i] for x in parts}) > 1]
+    if len(varying) != 1 or varying[0] % 2 == 0:          # odd tokens are the digit runs
+        return None
+    i = varying[0]
+    digits = [x[i] for x in parts]
+    widths = {len(d) for d in digits}
+    padded = len(widths) == 1 and any(d.startswith("0") and len(d) > 1 for d in digits)
+    field = f"{{rank:0{widths.pop()}}}" if padded else "{rank}"
+    return "".join(parts[0][:i]) + field + "".join(parts[0][i + 1:])
+
 def _invocation(model, chunk, workdir, defeat):
     p = chunk[0]
     files = model["files"]
@@ -290,13 +320,14 @@ def _invocation(model, chunk, workdir, defeat):
     inv = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b, transfer=t,
                      file_per_proc=not shared, collective=collective, operation=op,
                      test_file=test_file, flags=flags, approximations=notes,
-                     roundings=roundings, weight=weight, access_mode=mode, reread=reread)
+                     roundings=roundings, weight=weight, access_mode=mode, reread=reread,
+                     names=app_names(model, p))
     if op == "read" and not reread:
         inv.setup = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b,
                                transfer=t, file_per_proc=not shared, collective=collective,
                                operation="write", test_file=test_file,
                                flags=["-w", "-k"] + (["-e"] if defeat else []),
-                               weight=0, access_mode=mode)
+                               weight=0, access_mode=mode, names=inv.names)
     return inv
 
 

@@ -62,6 +62,7 @@ typedef struct {
     int tpn_override;
     double gap;               /* --iomodel.gap: idle seconds between segments */
     int reread;               /* --iomodel.reread: -w -r through one open of the file */
+    const char *names;        /* --iomodel.names: the files' names inside the directory -o */
     int argc;
     char **argv;
 } params_t;
@@ -149,6 +150,10 @@ static void usage(void)
            "                   close and reopen between them), as an application that\n"
            "                   rereads what it wrote; the open and close count in the write\n"
            "                   and the read respectively\n"
+           "  --iomodel.names=PATTERN  -o is a directory (made if absent, removed if empty when\n"
+           "                   the files are) and the file of task r is PATTERN in it, {rank}\n"
+           "                   (with -F; {rank:0N}: N digits) replaced by r: the application's\n"
+           "                   names, which place files alike where names decide (Gluster DHT)\n"
            "Other IOR options are accepted and ignored with a warning.\n");
     exit(0);
 }
@@ -247,6 +252,43 @@ static void parse_offsets(params_t *p, const char *val)
     p->off_stride = v[2];
 }
 
+/* PATTERN with every {rank} (or {rank:0N}, zero-padded to N digits) replaced
+ * by `who`; -1 when a brace is not one of those. */
+static int name_from_pattern(const char *pat, int who, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (const char *q = pat; *q; ) {
+        char piece[32];
+        const char *add = piece;
+        size_t len;
+        if (*q == '{') {
+            int width = 0, used = 0;
+            if (strncmp(q, "{rank}", 6) == 0) {
+                used = 6;
+            } else if (sscanf(q, "{rank:0%d}%n", &width, &used) == 1 && used > 0 && width >= 1 &&
+                       width <= 19 && q[used - 1] == '}') {
+                ;
+            } else {
+                return -1;
+            }
+            snprintf(piece, sizeof piece, "%0*d", width, who);
+            len = strlen(piece);
+            q += used;
+        } else if (*q == '}') {
+            return -1;
+        } else {
+            add = q++;
+            len = 1;
+        }
+        if (o + len >= n)
+            return -1;
+        memcpy(buf + o, add, len);
+        o += len;
+    }
+    buf[o] = 0;
+    return 0;
+}
+
 static void parse_args(params_t *p, int argc, char **argv)
 {
     /* IOR's defaults */
@@ -296,7 +338,8 @@ static void parse_args(params_t *p, int argc, char **argv)
                 continue;
             }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
-                strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0) {
+                strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0 ||
+                strcmp(name, "--iomodel.names") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
@@ -311,6 +354,8 @@ static void parse_args(params_t *p, int argc, char **argv)
                     p->seed = (unsigned long long)s;
                 } else if (strcmp(name, "--iomodel.offsets") == 0) {
                     parse_offsets(p, val);
+                } else if (strcmp(name, "--iomodel.names") == 0) {
+                    p->names = val;
                 } else if (strcmp(name, "--iomodel.gap") == 0) {
                     char *end;
                     errno = 0;
@@ -428,6 +473,23 @@ static void parse_args(params_t *p, int argc, char **argv)
         usage_error("-t %lld is too large", p->xfer);
     if (p->reread && !(p->do_write && p->do_read))
         usage_error("--iomodel.reread needs -w and -r (the read rereads what the write wrote)");
+    if (p->names) {
+        int ranked = strstr(p->names, "{rank") != NULL;
+        if (!*p->names || strchr(p->names, '/'))
+            usage_error("bad --iomodel.names=%s: expected a file name (no '/')", p->names);
+        if (p->fpp && !ranked)
+            usage_error("--iomodel.names=%s with -F needs {rank}: every task has a file of its own",
+                        p->names);
+        if (!p->fpp && ranked)
+            usage_error("--iomodel.names=%s: {rank} needs -F (one shared file has one name)",
+                        p->names);
+        char probe[1024];
+        if (strlen(p->names) > 900 || strlen(p->path) > 2048)
+            usage_error("--iomodel.names: the pattern or the directory -o is too long");
+        if (name_from_pattern(p->names, 0, probe, sizeof probe) != 0)
+            usage_error("bad --iomodel.names=%s: {rank} or {rank:0N} (N from 1 to 19) expected",
+                        p->names);
+    }
     if (p->reread && (p->reorder || p->existing))
         usage_error("--iomodel.reread cannot take -C or -E: each task rereads its own data "
                     "through the open its write used");
@@ -464,7 +526,12 @@ static void human(char *buf, size_t n, long long v)
 
 static void test_file_name(const params_t *p, int who, char *buf, size_t n)
 {
-    if (p->fpp)
+    if (p->names) {
+        char base[1024];
+        name_from_pattern(p->names, who, base, sizeof base); /* checked in parse_args */
+        if (snprintf(buf, n, "%s/%s", p->path, base) >= (int)n)
+            buf[n - 1] = 0; /* parse_args bounds the length: not reached */
+    } else if (p->fpp)
         snprintf(buf, n, "%s.%08d", p->path, who);
     else
         snprintf(buf, n, "%s", p->path);
@@ -1285,6 +1352,20 @@ int main(int argc, char **argv)
         }
     }
 
+    if (p.names) { /* -o is the directory of the application-named files */
+        int made = 0;
+        if (c.rank == 0 && mkdir(p.path, 0775) != 0 && errno != EEXIST) {
+            fprintf(stderr, PROG ": cannot make the directory %s (-o, for --iomodel.names): %s\n",
+                    p.path, strerror(errno));
+            made = 1;
+        }
+        MPI_Bcast(&made, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (made) {
+            MPI_Finalize();
+            return 1;
+        }
+    }
+
     /* text on stdout, unless the JSON summary goes there (JSON without a file) */
     int text = !(p.format == FMT_JSON && !p.summary_file);
     if (c.rank == 0 && text)
@@ -1325,6 +1406,9 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
         }
     }
+
+    if (!p.keep && p.names && c.rank == 0)
+        rmdir(p.path); /* the replay's directory, when nothing else is in it */
 
     if (!status && c.rank == 0) {
         if (text)

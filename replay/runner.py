@@ -61,11 +61,22 @@ def make_workdir(cluster):
 
 
 def _remove_test_files(inv):
-    """Remove an invocation's file (or files, with -F), where this process sees them."""
+    """Remove an invocation's file (or files, with -F), where this process sees them:
+    IOR's names, or the application's in the directory -o (--iomodel.names)."""
     import glob
-    for f in [inv.test_file, *glob.glob(glob.escape(inv.test_file) + ".*")]:
+    from .ior import RANK_FIELD
+    found = [inv.test_file, *glob.glob(glob.escape(inv.test_file) + ".*")]
+    if inv.names:
+        found += glob.glob(os.path.join(glob.escape(inv.test_file),
+                                        RANK_FIELD.sub("*", glob.escape(inv.names))))
+    for f in found:
         try:
             os.unlink(f)
+        except OSError:
+            pass
+    if inv.names:
+        try:
+            os.rmdir(inv.test_file)
         except OSError:
             pass
 

@@ -7,12 +7,14 @@ IOR itself is not run (it is not installed here)."""
 import json
 import shlex
 from decimal import Decimal
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from iomodel.models import ModelError, find_runs, validate
 from iomodel.models import paper
+from iomodel.replay.backends import get_backend
 from iomodel.replay.ior import (Invocation, command, ior_invocations, ior_scripts, sanitize,
                                 to_ior_script, to_json, to_sh)
 
@@ -258,6 +260,30 @@ def test_unique_files_file_per_proc():
     assert seq.file_per_proc and (seq.segments, seq.block, seq.transfer) == (1, 4 * MIB, MIB)
 
 
+@pytest.mark.parametrize("access, paths, want", [
+    ("unique", ["/o/fpp.0.dat", "/o/fpp.1.dat", "/o/fpp.2.dat", "/o/fpp.3.dat"], "fpp.{rank}.dat"),
+    ("unique", [f"/o/ck_{r:04d}.h5" for r in range(4)], "ck_{rank:04}.h5"),
+    ("unique", [f"/o/run7/out_{r}_2024.dat" for r in range(4)], "out_{rank}_2024.dat"),
+    ("unique", [f"/o/a.{r}.b.{r}" for r in range(4)], None),       # two runs of digits vary
+    ("unique", ["/o/x.0", "/o/y.1"], None),                          # the names differ
+    ("unique", ["/o/x.0"], None),                                    # one file: no rank to find
+    ("shared", ["/o/ior.dat"], "ior.dat"),
+    ("shared", ["/o/{weird}.dat"], None),
+])
+def test_application_names_for_the_builtin_replayer(access, paths, want):
+    """The pattern of --iomodel.names: where names place files (Gluster's DHT hashes
+    them onto its servers), the application's names place them alike."""
+    unique = {"per_rank": 0, "stride": MIB} if access == "unique" else {}
+    m = make_model([make_phase(1, rep=4, **unique)], files=[(access, "strided")])
+    m["files"][0]["paths"] = paths
+    inv = only(m)
+    assert inv.names == want
+    argv = get_backend("builtin").argv(inv, "iomodel_replay", Path("s.json"), 1)
+    assert (f"--iomodel.names={want}" in argv) == (want is not None)
+    assert not any(a.startswith("--iomodel.names") for a in get_backend("ior").argv(
+        inv, "ior", Path("s.json"), 1))
+
+
 def test_rounding_to_multiples_of_8():
     inv = only(make_model([make_phase(1, rs=1000003, rep=2, stride=4 * 1000003,
                                       per_rank=1000003)]))
@@ -377,7 +403,8 @@ def test_reread_is_written_and_read_in_one_run():
     assert (r.reread, r.flags, r.setup, w.flags) == (True, ["-w", "-r"], None, ["-w", "-e"])
     assert any("--iomodel.reread" in a for a in r.approximations)
     argv = get_backend("builtin").argv(r, "iomodel_replay", "s.json", 1)
-    assert argv[-1] == "--iomodel.reread" and argv.count("--iomodel.reread") == 1
+    assert argv[-2:] == ["--iomodel.reread", "--iomodel.names=f0"]
+    assert argv.count("--iomodel.reread") == 1
     assert "--iomodel.reread" not in get_backend("ior").argv(r, "ior", "s.json", 1)
     rr["reread_bytes"] = 4 * MIB * 2 - 1
     _, r2 = ior_invocations(make_model([make_phase(1, rep=2), rr]), cluster)

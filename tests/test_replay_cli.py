@@ -45,6 +45,8 @@ def test_replay_measures_every_phase_and_resumes(model, local_vc, tmp_path):
     for entry in res.values():
         assert entry["ok"] and entry["bandwidth_Bps"] > 0 and entry["backend"] == "builtin"
         assert entry["command"][:3] == ["mpirun", "-np", "4"]
+        # the application's file name, in a directory of the replay's own
+        assert entry["command"][-1] == "--iomodel.names=ior.dat"
     measured = {pid for e in res.values() for pid in e["phase_ids"]}
     assert measured == {p["id"] for p in m["phases"]}
     # the files the replay wrote are gone; the profile has one point per phase kind

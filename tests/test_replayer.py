@@ -295,6 +295,41 @@ def test_file_per_process_and_reordered_reads(tmp_path):
     assert all(o["file_per_proc"] and o["aggregate_bytes"] == NP * 4 * 64 * KIB for o in ops)
 
 
+def test_application_names_in_a_directory(tmp_path):
+    """--iomodel.names: -o is a directory made for the files; with -F the file of
+    rank r is the pattern with {rank} (or {rank:0N}) replaced by r; without -k
+    the files and the directory are removed."""
+    d = tmp_path / "replay.1"
+    proc, trace = traced(tmp_path, "names", "-a", "MPIIO", "-F", "-w", "-s", 2, "-b", "32k", "-t",
+                         "16k", "-k", "-o", d, "--iomodel.names=ck_{rank:04}.h5")
+    assert sorted(f.name for f in d.iterdir()) == [f"ck_{r:04d}.h5" for r in range(NP)]
+    assert all(f.stat().st_size == 2 * 32 * KIB for f in d.iterdir())
+    acc = accesses(trace)
+    for rank in range(NP):
+        assert acc[rank]["write"] == [("MPI_File_write_at", f"ck_{rank:04d}.h5", o, 16 * KIB)
+                                      for o in ior_layout(rank, 2, 32 * KIB, 16 * KIB, fpp=True)]
+    # shared, and not kept: nothing is left, the directory neither
+    d2 = tmp_path / "replay.2"
+    proc = run(replay_cmd("-a", "POSIX", "-s", 1, "-b", "16k", "-t", "16k", "-o", d2,
+                          "--iomodel.names=fpp.{rank}.dat", "-F"))
+    assert proc.returncode == 0, proc.stderr
+    assert not d2.exists()
+    proc = run(replay_cmd("-a", "MPIIO", "-w", "-k", "-c", "-s", 1, "-b", "16k", "-t", "16k",
+                          "-o", d2, "--iomodel.names=out.nc"))
+    assert proc.returncode == 0, proc.stderr
+    assert [(f.name, f.stat().st_size) for f in d2.iterdir()] == [("out.nc", NP * 16 * KIB)]
+
+
+def test_application_names_directory_that_cannot_be_made(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    proc = run(replay_cmd("-F", "-w", "-o", blocker / "d", "--iomodel.names=x{rank}"))
+    assert proc.returncode != 0
+    assert [l for l in proc.stderr.splitlines() if l.startswith("iomodel_replay")] == \
+        [f"iomodel_replay: cannot make the directory {blocker / 'd'} (-o, for --iomodel.names): "
+         f"Not a directory"]
+
+
 def test_random_offsets_shuffle_each_block(tmp_path):
     """-z: each segment's transfers of the rank's block, in a fixed shuffled order."""
     _, trace = traced(tmp_path, "z", "-a", "MPIIO", "-z", "-s", 3, "-b", "128k", "-t", "16k",
@@ -397,6 +432,11 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["-w", "--iomodel.reread"], "--iomodel.reread needs -w and -r"),
     (["-w", "-r", "-C", "--iomodel.reread"], "--iomodel.reread cannot take -C or -E"),
     (["--iomodel.reread=1"], "option --iomodel.reread takes no value"),
+    (["--iomodel.names=a/b"], "bad --iomodel.names=a/b: expected a file name (no '/')"),
+    (["-F", "--iomodel.names=x.dat"], "--iomodel.names=x.dat with -F needs {rank}"),
+    (["--iomodel.names=x{rank}"], "--iomodel.names=x{rank}: {rank} needs -F"),
+    (["-F", "--iomodel.names=x{rank:0}"], "bad --iomodel.names=x{rank:0}: {rank} or {rank:0N}"),
+    (["-F", "--iomodel.names=x{rank}}"], "bad --iomodel.names=x{rank}}"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
