@@ -15,7 +15,8 @@ analyzes it, and for every VC: predicts offline from the VC's profile
 --repeat times on the VC under the tracer, its data directory on the VC's mount
 (for the disk VC through testbed/disk/run.sh, in the throttling cgroup). The
 measured time of a phase is the median over those runs of its `io_time_s` (the
-slowest process's time inside the phase's I/O calls; its span `duration_s`,
+slowest process's time inside the phase's I/O calls, less any wait in its first
+collective call for the last process to enter it; its span `duration_s`,
 which also counts the computation between the calls, is kept as
 `measured_span_s`); the measured I/O time (`measured_io_time_s`, what `predict`
 sums) is their sum. The
@@ -328,7 +329,8 @@ def render(result):
             f"np 4 on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
             f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
-            f"slowest process's time inside the phase's I/O calls (the model's `io_time_s`), summed; span: "
+            f"slowest process's time inside the phase's I/O calls, less any wait in its first "
+            f"collective call for the last process to enter it (the model's `io_time_s`), summed; span: "
             f"the same with the phases' `duration_s`. Replayed: `iomodel replay --repeat {rep}`"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run)" if "modelled" in kinds(result["rows"]) else "") + ". "
@@ -499,7 +501,8 @@ def main():
                                        for vc in vcs},
               "characterize": {"args": CHAR, **profiles},
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
-                                  "process's time inside the phase's I/O calls), summed; measured_span_s: "
+                                  "process's time inside the phase's I/O calls, less any wait in its first "
+                                  "collective call for the last process to enter it), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
               "repeat": args.repeat, "rows": rows}
