@@ -149,7 +149,7 @@ def _all(flags, starts):
         np.zeros(0, bool)
 
 
-# What a burst keeps (about 90 bytes): the bursts of a large trace are as
+# What a burst keeps (about 100 bytes): the bursts of a large trace are as
 # many as half its operations.
 BURST_DTYPES = {
     "rank": np.int32, "group": np.int32, "write": np.bool_, "routine": np.int16,
