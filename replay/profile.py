@@ -202,8 +202,9 @@ class Profile:
         transfer sizes at one np: log-log interpolation; between measured np:
         linear interpolation of those values; above the measured sizes or
         outside the measured np: the nearest measured value ("extrapolated:
-        nearest measured ..."); below the smallest measured size: that size's
-        time per operation (small requests are bound by latency).
+        nearest measured ..."); below the smallest measured size: a time per
+        operation affine in rs through the two smallest sizes, bounded by
+        theirs (`_below_smallest`).
         `ops`: the phase's operations per process; with one-operation points in
         the profile, the time is affine in it (module docstring).
         ProfileError when the profile has no point at all for the operation.
@@ -320,16 +321,33 @@ def _in_rs(sizes, rs):
     if rs > pts[-1][0]:
         return pts[-1][1], f"extrapolated: nearest measured rs {_size(pts[-1][0])} {measured}"
     if rs < pts[0][0]:
-        # a request smaller than any measured one costs what the smallest did:
-        # small requests are bound by latency, not by bytes
-        s, b = pts[0]
-        return b * rs / s, f"extrapolated: the time of one op of the smallest measured rs {_size(s)} {measured}"
+        return _below_smallest(pts, rs, measured)
     for (s0, b0), (s1, b1) in zip(pts, pts[1:]):
         if s0 < rs < s1:
             f = (math.log(rs) - math.log(s0)) / (math.log(s1) - math.log(s0))
             return math.exp(math.log(b0) + f * (math.log(b1) - math.log(b0))), \
                 f"interpolated (log-log) in rs between {_size(s0)} and {_size(s1)}"
     raise AssertionError("unreachable")
+
+
+def _below_smallest(pts, rs, measured):
+    """A request smaller than any measured: its time per operation is affine
+    in rs through the two smallest measured sizes (a fixed cost per request
+    plus a cost per byte), kept between that of the smallest size's bandwidth
+    (time in proportion to the bytes) and that size's time per operation (a
+    smaller request costs no more).  Latency-bound points (S3D's 512-byte
+    headers under a profile from 4 KiB) give about the smallest size's time;
+    bandwidth-bound ones (the paper's VCs, measured from 8 MiB) its bandwidth.
+    One measured size: its bandwidth."""
+    s0, b0 = pts[0]
+    t0 = s0 / b0
+    if len(pts) < 2:
+        return b0, f"extrapolated: the bandwidth of the only measured rs {_size(s0)}"
+    s1, b1 = pts[1]
+    slope = (s1 / b1 - t0) / (s1 - s0)
+    t = min(t0, max(t0 * rs / s0, t0 + slope * (rs - s0)))
+    return rs / t, (f"extrapolated: time per op affine in rs through {_size(s0)} and {_size(s1)}, "
+                    f"between the bandwidth and the time of one op of {_size(s0)} {measured}")
 
 
 def summary(profile):

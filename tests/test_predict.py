@@ -265,6 +265,31 @@ def synthetic():
                                  "access_type": "shared", "collective": True} for n, r, b in pts])
 
 
+def test_below_the_smallest_size_time_is_affine_between_bounds():
+    """Per op: a fixed cost and a cost per byte, through the two smallest sizes."""
+    def prof(*pts):
+        return Profile.from_points([{"operation": "write", "np": 4, "rs": r, "bw_Bps": b * MiB,
+                                     "access_type": "shared", "collective": True} for r, b in pts])
+    # 1 MiB in 20 ms (50 MiB/s), 2 MiB in 25 ms (80 MiB/s): 15 ms + 5 ms per MiB,
+    # so 512 KiB takes 17.5 ms: 0.5 MiB / 17.5 ms = 28.571 MiB/s
+    bw, _ = prof((MiB, 50), (2 * MiB, 80)).bandwidth("write", 4, 512 * 1024)
+    assert bw == pytest.approx(0.5 / 0.0175 * MiB, rel=1e-12)
+    # bandwidth-bound (the paper's VCs: 10 and 40 MiB at the same 150 MiB/s): no
+    # fixed cost, 320 KiB at 150 MiB/s, not in the time of a 10 MiB op (4.7 MiB/s)
+    bw, _ = prof((10 * MiB, 150), (40 * MiB, 150)).bandwidth("write", 4, 320 * 1024)
+    assert bw == pytest.approx(150 * MiB, rel=1e-12)
+    # latency-bound (4 and 16 KiB in 1 ms each): 512 B in 1 ms too
+    bw, _ = prof((4096, 4 / 1024 * 1000), (16384, 16 / 1024 * 1000)).bandwidth("write", 4, 512)
+    assert bw == pytest.approx(512 / 1e-3, rel=1e-9)
+    # a negative fixed cost is cut at the smallest size's bandwidth: 1 MiB in
+    # 10 ms, 2 MiB in 30 ms: 512 KiB in 5 ms (100 MiB/s), not 0
+    bw, _ = prof((MiB, 100), (2 * MiB, 2 / 0.03)).bandwidth("write", 4, 512 * 1024)
+    assert bw == pytest.approx(100 * MiB, rel=1e-9)
+    # one size measured: its bandwidth
+    bw, note = prof((MiB, 100)).bandwidth("write", 4, 4096)
+    assert bw == 100 * MiB and note.startswith("extrapolated: the bandwidth of the only measured rs 1 MiB")
+
+
 def test_exact_point_and_log_log_midpoints():
     prof = synthetic()
     bw, note = prof.bandwidth("write", 4, 4 * MiB, "shared", True)
@@ -288,11 +313,12 @@ def test_extrapolation_beyond_the_measured_range():
     prof = synthetic()
     bw, note = prof.bandwidth("write", 4, 16 * MiB)
     assert bw == 900 * MiB and note.startswith("extrapolated: nearest measured rs 4 MiB")
-    # below the smallest size, an op costs what one of the smallest did: 512 KiB
-    # in the time of 1 MiB at 100 MiB/s is 50 MiB/s
+    # below the smallest size: 1 MiB takes 10 ms, 4 MiB 4.44 ms, so the affine
+    # time falls with rs and is capped at one 1 MiB op: 512 KiB in 10 ms, 50 MiB/s
     bw, note = prof.bandwidth("write", 4, 512 * 1024)
     assert bw == 50 * MiB and note == \
-        "extrapolated: the time of one op of the smallest measured rs 1 MiB (measured 1 MiB..4 MiB) at np 4"
+        "extrapolated: time per op affine in rs through 1 MiB and 4 MiB, between the bandwidth " \
+        "and the time of one op of 1 MiB (measured 1 MiB..4 MiB) at np 4"
     bw, note = prof.bandwidth("write", 2, 1 * MiB)
     assert bw == 100 * MiB and note.startswith("extrapolated: nearest measured np 4")
     bw, note = prof.bandwidth("write", 64, 8 * MiB)
