@@ -234,6 +234,7 @@ def app_names(model, phase):
     field = f"{{rank:0{widths.pop()}}}" if padded else "{rank}"
     return "".join(parts[0][:i]) + field + "".join(parts[0][i + 1:])
 
+
 def _invocation(model, chunk, workdir, defeat):
     p = chunk[0]
     files = model["files"]

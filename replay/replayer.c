@@ -1353,14 +1353,14 @@ int main(int argc, char **argv)
     }
 
     if (p.names) { /* -o is the directory of the application-named files */
-        int made = 0;
+        int failed = 0;
         if (c.rank == 0 && mkdir(p.path, 0775) != 0 && errno != EEXIST) {
             fprintf(stderr, PROG ": cannot make the directory %s (-o, for --iomodel.names): %s\n",
                     p.path, strerror(errno));
-            made = 1;
+            failed = 1;
         }
-        MPI_Bcast(&made, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (made) {
+        MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (failed) {
             MPI_Finalize();
             return 1;
         }
