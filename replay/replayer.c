@@ -474,20 +474,20 @@ static void parse_args(params_t *p, int argc, char **argv)
     if (p->reread && !(p->do_write && p->do_read))
         usage_error("--iomodel.reread needs -w and -r (the read rereads what the write wrote)");
     if (p->names) {
-        int ranked = strstr(p->names, "{rank") != NULL;
+        char probe[1024];
         if (!*p->names || strchr(p->names, '/'))
             usage_error("bad --iomodel.names=%s: expected a file name (no '/')", p->names);
+        if (strlen(p->names) > 900 || strlen(p->path) > 2048)
+            usage_error("--iomodel.names: the pattern or the directory -o is too long");
+        if (name_from_pattern(p->names, 0, probe, sizeof probe) != 0)
+            usage_error("bad --iomodel.names=%s: {rank} or {rank:0N} (N from 1 to 19) expected",
+                        p->names);
+        int ranked = strstr(p->names, "{rank") != NULL; /* a valid pattern's only braces */
         if (p->fpp && !ranked)
             usage_error("--iomodel.names=%s with -F needs {rank}: every task has a file of its own",
                         p->names);
         if (!p->fpp && ranked)
             usage_error("--iomodel.names=%s: {rank} needs -F (one shared file has one name)",
-                        p->names);
-        char probe[1024];
-        if (strlen(p->names) > 900 || strlen(p->path) > 2048)
-            usage_error("--iomodel.names: the pattern or the directory -o is too long");
-        if (name_from_pattern(p->names, 0, probe, sizeof probe) != 0)
-            usage_error("bad --iomodel.names=%s: {rank} or {rank:0N} (N from 1 to 19) expected",
                         p->names);
     }
     if (p->reread && (p->reorder || p->existing))

@@ -437,6 +437,7 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["--iomodel.names=x{rank}"], "--iomodel.names=x{rank}: {rank} needs -F"),
     (["-F", "--iomodel.names=x{rank:0}"], "bad --iomodel.names=x{rank:0}: {rank} or {rank:0N}"),
     (["-F", "--iomodel.names=x{rank}}"], "bad --iomodel.names=x{rank}}"),
+    (["-F", "--iomodel.names=x{ran}"], "bad --iomodel.names=x{ran}: {rank} or {rank:0N}"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
