@@ -32,7 +32,10 @@ operations per process `ops` is given, the time is affine in it,
 
 with b (the time of one more operation) and a (the fixed cost) solved from the
 one-operation and the long point of each measured (np, rs), each interpolated
-in rs and np as above; BW_CH = ops * rs * np / t(ops).
+in rs and np as above; BW_CH = ops * rs * np / t(ops).  a is negative when one
+operation alone is cheaper than one more in a long run (a token bucket's
+burst, a write-back cache): t(1) is then the measured one-op time, and the
+saving carries over to a phase of a few operations.
 """
 import math
 from pathlib import Path
@@ -248,7 +251,9 @@ class Profile:
         bw_inf, how_inf = _lookup(per_op, np, rs)
         bw_one, how_one = _lookup(one, np, rs)
         b = rs * np / bw_inf
-        a = max(0.0, rs * np / bw_one - b)
+        # a < 0 when the first operation is cheaper than the next ones (a token
+        # bucket's burst, a write-back cache): t(1) is still the one-op time measured
+        a = rs * np / bw_one - b
         k = max(1, int(ops))
         t = a + b * k
         notes.append(f"{k} op{'s' * (k > 1)} per process: fixed {a * 1e6:.0f} us + {k} x {b * 1e6:.1f} us "
