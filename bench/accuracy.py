@@ -128,8 +128,8 @@ class VC:
             default = 'network: "1 Gbit/s"' if servers == 1 else 'network: "300 Mbit/s"'
             text = (ROOT / "testbed" / src).read_text().replace(
                 "/tmp/iomodel-testbed/gluster/work", f"{self.mount}/work").replace(
-                default, f'network: "{rate}"').replace(default.split('"')[1] + " tbf", f"{rate} tbf")
-            self.network = f"{servers} server{'s' * (servers > 1)}, tbf {rate} each"
+                default, f'network: "{rate}"').replace(default.split('"')[1] + " htb", f"{rate} htb")
+            self.network = f"{servers} server{'s' * (servers > 1)}, htb {rate} each"
         else:
             raise ValueError(name)
         self.yaml.write_text(text)

@@ -1,6 +1,6 @@
 """The testbed's storage VCs (issue 5): a throttled disk (ext4 on a loop device over
 a file of throttlefs, a FUSE file system pacing requests like one disk head) and a one-server GlusterFS volume in a network namespace behind
-a tbf-shaped veth. For each: start it, replay a small model there with the
+an htb-shaped veth. For each: start it, replay a small model there with the
 built-in replayer, check the bandwidths against the configured limits, stop it,
 and nothing is left (mounts, loop device, processes, namespace, veth,
 /etc/hosts line)."""
@@ -238,8 +238,8 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
         hosts = [line.split()[:2] for line in open("/etc/hosts") if "# iomodel-testbed iomodel-gl" in line]
         assert hosts == [["10.213.0.2", "iomodel-gluster"], ["10.213.1.2", "iomodel-gluster-2"]]
         for dev in ("iomodel-gl-h", "iomodel-gl-h2"):
-            q = subprocess.run(["tc", "qdisc", "show", "dev", dev], capture_output=True, text=True).stdout
-            assert "tbf" in q and "200Mbit" in q, q
+            q = subprocess.run(["tc", "class", "show", "dev", dev], capture_output=True, text=True).stdout
+            assert q.startswith("class htb 1:1 root") and "rate 200Mbit" in q, q
 
         def tx(dev):
             return int(open(f"/sys/class/net/{dev}/statistics/tx_bytes").read())

@@ -1,6 +1,6 @@
 # Shared settings of the GlusterFS testbed VC (sourced by start.sh/stop.sh).
 # glusterd and its bricks run in a network namespace reached through veth pairs
-# shaped with tc tbf (one per data server); the volume is mounted through FUSE in the root namespace.
+# shaped with tc htb (one per data server); the volume is mounted through FUSE in the root namespace.
 TESTBED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${IOMODEL_TESTBED_STATE:-$TESTBED_DIR/state}/gluster
 # Where the volume is mounted: a fixed path by default, named in testbed-gluster.yaml.
@@ -35,7 +35,19 @@ RATE=${IOMODEL_GLUSTER_RATE:-1gbit}
 case "${RATE,,}" in
   low) RATE=100mbit ;; moderate) RATE=300mbit ;; high) RATE=1gbit ;; 10gigabit) RATE=10gbit ;;
 esac
-BURST=${IOMODEL_GLUSTER_BURST:-256kb}
+# The link's bucket: "" (default) for htb's smallest, one packet. Why not tbf, the first
+# choice: its bucket (256 KB) let a phase after an idle gap through at once, 20 ms early
+# at 100mbit, so identical phases of an application took 70 or 87 ms (testbed/README.md).
+BURST=${IOMODEL_GLUSTER_BURST:-}
+# shape DEV [-n NS]: one htb class at $RATE as DEV's root qdisc (idempotent). The quantum
+# only matters between classes; set, it keeps htb from warning about its default.
+shape() {
+  local dev=$1; shift
+  tc "$@" qdisc show dev "$dev" | grep -q "^qdisc htb 1: root" ||   # htb has no "change"
+    tc "$@" qdisc replace dev "$dev" root handle 1: htb default 1
+  tc "$@" class replace dev "$dev" parent 1: classid 1:1 htb rate "$RATE" quantum 60000 \
+    ${BURST:+burst "$BURST" cburst "$BURST"}
+}
 # Write-behind (Gluster's client translator) acknowledges writes before the server has
 # them and flushes in close(): a traced phase would end before its data moved, and the
 # flush would land in MPI_File_close, outside every phase. Off by default ("on" to keep it).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Start the GlusterFS VC: a network namespace ($IOMODEL_GLUSTER_NS, default iomodel-gl)
 # joined to the root namespace by one veth pair per data server
-# (IOMODEL_GLUSTER_SERVERS, default 1), each shaped both ways with tc tbf
+# (IOMODEL_GLUSTER_SERVERS, default 1), each shaped both ways with tc htb
 # (IOMODEL_GLUSTER_RATE: a tc rate or low/moderate/high), glusterd inside it with its
 # state in testbed/state/gluster/, a distributed volume of one brick per server on the
 # host names iomodel-gluster, iomodel-gluster-2, ... (added to /etc/hosts; sharded when
@@ -38,9 +38,9 @@ for i in $(seq 1 "$SERVERS"); do
   ip -n "$NS" addr replace "$(server_ip "$i")/30" dev "$vn"
   ip link set "$vh" up
   ip -n "$NS" link set "$vn" up
-  # tbf on both ends: host -> server (writes) and server -> host (reads).
-  tc qdisc replace dev "$vh" root tbf rate "$RATE" burst "$BURST" latency 50ms
-  tc -n "$NS" qdisc replace dev "$vn" root tbf rate "$RATE" burst "$BURST" latency 50ms
+  # htb on both ends: host -> server (writes) and server -> host (reads).
+  shape "$vh"
+  shape "$vn" -n "$NS"
   if ! grep -qE "^$(server_ip "$i") $(server_name "$i") $HOSTS_TAG\$" /etc/hosts; then
     # append in place (/etc/hosts may be a bind mount: no rename)
     echo "$(server_ip "$i") $(server_name "$i") $HOSTS_TAG" >> /etc/hosts
