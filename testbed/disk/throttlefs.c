@@ -48,7 +48,8 @@ static double now_s(void)
 static void occupy_device(size_t bytes, double bps)
 {
     pthread_mutex_lock(&device_lock);
-    double start = now_s() > device_free_at ? now_s() : device_free_at;
+    double now = now_s();
+    double start = now > device_free_at ? now : device_free_at;
     double end = start + latency_s + (bps > 0 ? bytes / bps : 0.0);
     device_free_at = end;
     pthread_mutex_unlock(&device_lock);
