@@ -247,7 +247,7 @@ def to_readme(text):
 
 def spread(r):
     """How far the application's own runs on the VC are apart: (slowest - fastest)
-    / median of their I/O times. No prediction can be closer than its reference is
+    of their I/O times / the measured I/O time (the phases' medians summed). No prediction can be closer than its reference is
     steady; None with fewer than two runs."""
     runs = r.get("measured_runs_io_time_s") or []
     return (max(runs) - min(runs)) / r["measured_io_time_s"] if len(runs) > 1 and r["measured_io_time_s"] else None
@@ -348,8 +348,8 @@ def render(result):
             f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
             f"slowest process's time inside the phase's I/O calls, less any wait in its first "
             f"collective call for the last process to enter it (the model's `io_time_s`), summed; span: "
-            f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) / median of the "
-            f"runs' I/O times. Replayed: `iomodel replay --repeat {rep}`"
+            f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
+            f"I/O times / the measured I/O time. Replayed: `iomodel replay --repeat {rep}`"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run)" if "modelled" in kinds(result["rows"]) else "") + ". "
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`.")
