@@ -194,6 +194,15 @@ def _extents(path, end):
     return dict(zip(u.tolist(), m.tolist()))
 
 
+def _extents_of(sel, ext_ev, ext_off, ext_len):
+    """The extents (contiguous absolute ranges, by event index, sorted) of the
+    selected events `sel` (sorted), renumbered to their position in `sel`."""
+    pos = np.searchsorted(sel, ext_ev)
+    hit = pos < len(sel)
+    hit[hit] = sel[pos[hit]] == ext_ev[hit]
+    return pos[hit], ext_off[hit], ext_len[hit]
+
+
 def _trait_arrays(routines):
     """Per routine index (and one more, for none): what its name says."""
     from .trace import routine_traits
@@ -238,7 +247,7 @@ def ops_from_trace(trace, name=None, command=None):
             is_data, is_write, is_coll, is_ordered = t["data"], t["write"], t["collective"], t["ordered"]
         index = np.array([rindex[nm] for nm in r.routines] or [0], np.int32)
         l = link_rank(r, index, is_data)
-        abs_off, abs_end, _, pieces, _ = resolve_rank(l)
+        abs_off, abs_end, resolved, pieces, (ext_ev, ext_off, ext_len) = resolve_rank(l)
         ev = r.events
         keep = l.data & ((ev["flags"] & F_ERROR) == 0) & (l.open_idx >= 0)
         sel = np.flatnonzero(keep)
@@ -262,7 +271,8 @@ def ops_from_trace(trace, name=None, command=None):
             bytes=l.nbytes[sel], offset=abs_off[sel], pieces=pieces[sel],
             t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.uint32),
             extent=_extents(path_of_open[oid], abs_end[sel]), single=single,
-            reread=reread_mask(oid, is_write[rid], abs_off[sel], l.nbytes[sel], pieces[sel]))
+            reread=reread_mask(oid, is_write[rid], resolved[sel] & (abs_off[sel] >= 0),
+                               *_extents_of(sel, ext_ev, ext_off, ext_len)))
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

@@ -177,6 +177,24 @@ def test_phase_io_time_leaves_out_the_wait_to_enter_its_first_collective_call(tr
     assert sum(e["t_end"] - e["t_start"] for e in w0) >= 1.0
 
 
+def test_reread_through_a_noncontiguous_view(traced, tmp_path):
+    """view_reread, P = 4, B = 1 KiB, N = 4: each rank writes its 4 pieces
+    r*B + j*4B through a vector view (write_at_all, weight 4*4 KiB = 16384);
+    then, through the same open, read A of the same pieces and read B of the
+    next rank's pieces (both read_at_all of 4 KiB, one barrier apart like the
+    write before them: one read phase, rep 2, weight 32768), and read C
+    (read_at, 2 KiB from r*B: its own piece 0 and the next rank's bytes).
+    A's pieces are all ones the rank wrote: reread; B's none; C's range only
+    half: so reread_bytes = A's 4 * 4096 = 16384 of the first read phase, 0
+    of the second."""
+    run = traced("view_reread", 4)
+    m = analyze(run, tmp_path / "model.json")
+    assert [(p["operation"], p["collective"], p["rs"], p["rep"], p["weight"], p.get("reread_bytes"))
+            for p in m["phases"]] == [("write", True, 4096, 1, 16384, None),
+                                      ("read", True, 4096, 2, 32768, 16384),
+                                      ("read", False, 2048, 1, 8192, 0)]
+
+
 def test_same_program_twice_gives_the_same_model(traced, tmp_path):
     models = []
     for i in range(2):

@@ -568,12 +568,13 @@ def cases():
     # reread_bytes (analyzer/reread.py): in every ior_like pattern but
     # neighbour, and in nonblocking (C, E, F read inside A, written before the
     # first read), each rank reads back through the same open only bytes it
-    # wrote itself: the read phases' whole weight.  btio_like reads its own
-    # cells too, but through a noncontiguous view: not counted (0).
+    # wrote itself: the read phases' whole weight.  So does btio_like: step
+    # s's read_at_all covers, piece by piece through the subarray view, the
+    # very cells the rank's write_at_all of step s wrote.
     for key, (_, _, _, _, m) in out.items():
         for p in m["phases"]:
             if p["operation"] == "read" and "reread_bytes" not in p:
-                p["reread_bytes"] = 0 if key.startswith("btio") else p["weight"]
+                p["reread_bytes"] = p["weight"]
     return out
 
 
