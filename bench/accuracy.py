@@ -114,7 +114,8 @@ class VC:
             self.env.update(IOMODEL_TESTBED_STATE=str(work / "state"), IOMODEL_DISK_MOUNT=str(self.mount),
                             IOMODEL_DISK_SIZE="1G", IOMODEL_DISK_WRITE_BPS=str(bps),
                             IOMODEL_DISK_READ_BPS=str(bps))
-            text = (ROOT / "testbed" / "testbed-disk.yaml").read_text().replace(
+            src = "testbed-disk.yaml"
+            text = (ROOT / "testbed" / src).read_text().replace(
                 "/tmp/iomodel-testbed/disk/work", f"{self.mount}/work").replace(
                 "throttled to 100 MiB/s", f"throttled to {args.disk_mibps:g} MiB/s")
             self.network = f"throttlefs {args.disk_mibps:g} MiB/s"
@@ -132,6 +133,9 @@ class VC:
             self.network = f"{servers} server{'s' * (servers > 1)}, htb {rate} each"
         else:
             raise ValueError(name)
+        if name != "tmpfs":   # the file's header comment describes its defaults, not this run's
+            body = text[text.index("format:"):]
+            text = f"# {src}, as run by bench/accuracy.py: {self.network}\n{body}"
         self.yaml.write_text(text)
         self.cluster_name = next(l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("name:"))
 
