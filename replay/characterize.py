@@ -44,12 +44,15 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
                   file_per_proc=point["access_type"] == "unique", collective=point["collective"],
                   test_file=test_file)
     extra = ["-C", "-e"] if defeat_page_cache else []
-    write = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
+    # Every point removes its file(s) when done (a write: no -k; a read: iomodel, once
+    # read): a sweep of writes alone left up to `--bytes` per point on the cluster's
+    # storage, and each point ran on storage filled by the ones before it.
     if point["operation"] == "write":
-        return write
+        return Invocation(operation="write", flags=["-w", *extra], **common)
     if point["operation"] == "reread":
         return Invocation(operation="read", flags=["-w", "-r"], reread=True, **common)
-    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=write, **common)
+    setup = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
+    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=setup, **common)
 
 
 # A run of one operation per process lasts one request: a single one is at the

@@ -143,6 +143,14 @@ def modelled_options(model, inv):
 
 def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=()):
     """Run one invocation (and its setup, for reads); returns a result entry."""
+    try:
+        return _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra)
+    finally:
+        if inv.setup is not None:
+            _remove_test_files(inv)    # reads keep their file (-k) for -i repetitions
+
+
+def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
     name = f"phases-{inv.phase_ids[0]}-{inv.phase_ids[-1]}-{inv.operation}"
     entry = {"phase_ids": list(inv.phase_ids), "operation": inv.operation, "np": inv.np,
              "backend": backend.name, "ok": False}
@@ -166,8 +174,6 @@ def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=(
     except ValueError as e:
         entry.update(error=str(e), output=out[-4000:])
         return entry
-    if inv.setup is not None:
-        _remove_test_files(inv)        # reads keep their file (-k) for -i repetitions
     mine = [o for o in ops if o["operation"] == inv.operation]
     if not mine:
         entry.update(error=f"no {inv.operation} result in the output", output=out[-4000:])

@@ -111,6 +111,19 @@ def test_characterize_a_small_sweep(local_vc, tmp_path):
     assert all(r["bandwidth_Bps"] > 0 and r["collective"] is True and r["source"] == "builtin"
                for r in rows)
     assert "peak" in p.stdout.lower()
+    # every point removes its files: writes without -k, reads (which keep the file
+    # their setup wrote, -k, for -i) by iomodel once read
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    assert sorted(("-k" in e["command"], e["operation"]) for e in runs) == \
+        [(False, "write")] * 16 + [(True, "read")] * 16
+    assert list((tmp_path / "work").iterdir()) == []
+    # a sweep of writes alone leaves the cluster's storage as it found it too
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "2", "--ops", "write", "--access", "shared,unique", "--collective",
+            "collective", "--bytes", "1m", "-o", tmp_path / "writes")
+    assert p.returncode == 0, p.stderr
+    assert len(pq.read_table(tmp_path / "writes" / "profile.parquet")) == 4
+    assert list((tmp_path / "work").iterdir()) == []
 
 
 def test_characterize_rereads(local_vc, tmp_path):
