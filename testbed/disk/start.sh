@@ -35,10 +35,7 @@ if ! daemon_pid >/dev/null || ! is_mounted "$FUSE_DIR"; then
 fi
 dev=$(loop_dev || true)
 if [ -z "$dev" ]; then
-  # direct I/O: the loop device passes its requests on together (AIO) rather than one
-  # at a time through the page cache, so the throttled device is never idle between
-  # the requests of one write (each gap was ~1 ms of CPU, more on a busy machine)
-  dev=$(losetup --direct-io=on --find --show "$DEVICE")
+  dev=$(losetup --find --show "$DEVICE")
   echo "$dev" > "$LOOPFILE"
 fi
 if ! is_mounted "$MNT"; then
