@@ -7,7 +7,7 @@
 For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
 disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
 link, and with two, testbed/gluster), it characterizes the VC once (a small
-sweep, np 4, each point also with one operation per process). Then for each
+sweep, np 1 and --np, each point also with one operation per process). Then for each
 (app, size) below it traces the application once on tmpfs (the home cluster),
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s), predicts from a replay of the model on the VC
@@ -42,13 +42,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 IOMODEL = [str(ROOT / ".venv" / "bin" / "iomodel")]
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4"]
+NP = 4          # ranks of every application run (--np); 4 on 2 cores oversubscribes
 MiB = 1 << 20
 
 # (app, size label, program, args after OUTDIR)
 # (app, size label, program, args after OUTDIR): the issue's five example applications
 # (BT-IO-like, S3D-IO-like, file per process, random access, an mpi4py program), two
-# problem sizes each, 4 ranks
+# problem sizes each, NP ranks
 APPS = [
     ("btio_like", "32^3x8", "btio_like", ["32", "32", "32", "8"]),
     ("btio_like", "48^3x6", "btio_like", ["48", "48", "48", "6"]),
@@ -65,8 +65,15 @@ PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
             "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
             "fpp_io": ROOT / "examples" / "fpp_io.c",
             "random_io": ROOT / "examples" / "random_io.c"}
-CHAR = ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", "1,4", "--ops", "write,read,reread",
-        "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
+
+
+def mpirun(np):
+    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(np)]
+
+
+def char_args(np):
+    return ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", f"1,{np}", "--ops", "write,read,reread",
+            "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
 
 
 def machine():
@@ -157,10 +164,10 @@ class VC:
         return sh(cmd, self.env, **kw)
 
 
-def app_cmd(bindir, prog, outdir, args):
+def app_cmd(bindir, prog, outdir, args, np):
     if prog == "py_io":
-        return [*MPIRUN, PYTHON, ROOT / "examples" / "py_io.py", outdir, *args]
-    return [*MPIRUN, bindir / prog, outdir, *args]
+        return [*mpirun(np), PYTHON, ROOT / "examples" / "py_io.py", outdir, *args]
+    return [*mpirun(np), bindir / prog, outdir, *args]
 
 
 def trace_and_model(runner, cmd, tdir, mpath, log):
@@ -347,7 +354,7 @@ def render(result):
             f"{ranking_lines(result['rankings']['io_time'])}\n\n"
             f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
             f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
-            f"np 4 on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
+            f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
             f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
             f"slowest process's time inside the phase's I/O calls, less any wait in its first "
@@ -376,6 +383,7 @@ def main():
     ap.add_argument("--disk-mibps", type=float, default=60)
     ap.add_argument("--gluster-rate", default="300mbit", help="the one-server Gluster VC's link")
     ap.add_argument("--gluster2-rate", default="100mbit", help="each link of the two-server Gluster VC")
+    ap.add_argument("--np", type=int, default=NP, help="ranks of every application run (default: %(default)s)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each application on each VC (per phase the median), and IOR "
                          "repetitions of each replay (-i, their mean)")
@@ -414,7 +422,7 @@ def main():
             d = home / key
             d.mkdir()
             mpath = work / f"{key}.home.json"
-            m, wall = trace_and_model(lambda c, **kw: sh(c, env, **kw), app_cmd(bindir, prog, d, a),
+            m, wall = trace_and_model(lambda c, **kw: sh(c, env, **kw), app_cmd(bindir, prog, d, a, args.np),
                                       work / f"{key}.home.trace", mpath, log)
             shutil.rmtree(d, ignore_errors=True)
             homes[(app, size)] = (key, mpath, m)
@@ -425,13 +433,13 @@ def main():
                 vc.start(log)
                 t0 = time.monotonic()
                 cdir = work / f"char-{vc.name}"
-                vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *CHAR, "-o", cdir],
+                vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char_args(args.np), "-o", cdir],
                        log=log, timeout=1800)
                 profiles[vc.name] = {"dir": str(cdir), "seconds": round(time.monotonic() - t0, 1)}
                 print(f"[{vc.name}] characterized in {time.monotonic() - t0:.0f} s")
                 for app, size, prog, a in apps:
                     key, mpath, m = homes[(app, size)]
-                    row = {"app": app, "size": size, "vc": vc.name, "np": 4, "weight_bytes": m["weight"]}
+                    row = {"app": app, "size": size, "vc": vc.name, "np": args.np, "weight_bytes": m["weight"]}
                     try:
                         pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
                         rdir = work / f"replay-{vc.name}-{key}"
@@ -453,7 +461,7 @@ def main():
                             data = vc.mount / "work" / f"app-{key}"
                             shutil.rmtree(data, ignore_errors=True)
                             data.mkdir(parents=True)
-                            runs.append(trace_and_model(vc.run, app_cmd(bindir, prog, data, a),
+                            runs.append(trace_and_model(vc.run, app_cmd(bindir, prog, data, a, args.np),
                                                         work / f"{key}.{vc.name}.{k}.trace",
                                                         work / f"{key}.{vc.name}.{k}.json", log))
                             shutil.rmtree(data, ignore_errors=True)
@@ -521,13 +529,13 @@ def main():
     mach = machine()
     result = {"machine": mach, "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
                                        for vc in vcs},
-              "characterize": {"args": CHAR, **profiles},
+              "characterize": {"args": char_args(args.np), **profiles},
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
                                   "process's time inside the phase's I/O calls, less any wait in its first "
                                   "collective call for the last process to enter it), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
-              "repeat": args.repeat, "rows": rows}
+              "repeat": args.repeat, "np": args.np, "rows": rows}
     finish(result, args)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
