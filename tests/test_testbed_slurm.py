@@ -70,3 +70,49 @@ def test_replay_through_srun_then_nothing_is_left(slurm, traced, tmp_path):
     down = subprocess.run(["bash", SLURM / "stop.sh"], env=env, capture_output=True, text=True, timeout=60)
     assert down.returncode == 0 and "slurm stopped (3 daemons)" in down.stdout
     assert running(pids) == [] and daemon_pids(state) == []
+
+
+def test_mpirun_inside_sbatch_and_salloc_traces_and_replays(slurm, build_dir, tmp_path):
+    """As users run on a Slurm cluster: `iomodel trace -- mpirun` in a batch job
+    (sbatch), then `iomodel replay` with the mpirun launcher in an interactive
+    allocation (salloc); mpirun takes its 4 slots from the allocation."""
+    env, _ = slurm
+    # mpirun inside an allocation of 8 declared CPUs on 2 cores busy-polls (testbed/README.md)
+    env = {**env, "OMPI_MCA_mpi_yield_when_idle": "1"}
+    data, trace, model = tmp_path / "data", tmp_path / "trace", tmp_path / "m.json"
+    data.mkdir()
+    job = tmp_path / "job.sh"
+    job.write_text("#!/bin/bash\n#SBATCH -n 4\n#SBATCH -o " + str(tmp_path / "job.out") + "\nset -e\n"
+                   f"echo \"job $SLURM_JOB_ID tasks $SLURM_NTASKS\" > {tmp_path / 'job.env'}\n"
+                   f"{' '.join(IOMODEL)} trace -o {trace} -- mpirun --allow-run-as-root "
+                   f"{build_dir / 'ior_like'} {data} segmented\n")
+    p = subprocess.run(["sbatch", "--wait", "-J", "iomodel-trace", str(job)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    out = (tmp_path / "job.out").read_text() if (tmp_path / "job.out").exists() else ""
+    assert p.returncode == 0, p.stdout + p.stderr + out
+    jobid = p.stdout.split()[-1]
+    assert (tmp_path / "job.env").read_text() == f"job {jobid} tasks 4\n"
+    # mpirun took -np from the allocation: 4 ranks, each 6 writes and 6 reads of 4096 B
+    assert subprocess.run(IOMODEL + ["analyze", str(trace), "-o", str(model), "-q"]).returncode == 0
+    m = json.loads(model.read_text())
+    assert m["application"]["np"] == 4
+    assert [(p["operation"], p["np"], p["rs"], p["rep"]) for p in m["phases"]] == \
+        [("write", 4, 4096, 6), ("read", 4, 4096, 6)]
+
+    vc = tmp_path / "mpirun.yaml"
+    vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
+                  .replace("/tmp/iomodel-replay", str(tmp_path / "work"))
+                  .replace('["--oversubscribe"]', '["--allow-run-as-root"]'))
+    out = tmp_path / "replay"
+    p = subprocess.run(["salloc", "-n", "4", "-J", "iomodel-replay", *IOMODEL, "replay", str(model),
+                        "--vc", str(vc), "--backend", "builtin", "-o", str(out)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Granted job allocation" in p.stderr
+    runs = list(json.loads((out / "results.json").read_text())["runs"].values())
+    assert [(e["ok"], e["operation"], e["np"], e["bytes"]) for e in runs] == \
+        [(True, "write", 4, 6 * 4 * 4096), (True, "read", 4, 6 * 4 * 4096)]
+    assert all(e["command"][:4] == ["mpirun", "-np", "4", "--allow-run-as-root"] for e in runs)
+    # both jobs are over
+    q = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True, timeout=30)
+    assert q.returncode == 0 and q.stdout.strip() == ""
