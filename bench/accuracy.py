@@ -264,7 +264,14 @@ def spread(r):
     return (max(runs) - min(runs)) / r["measured_io_time_s"] if len(runs) > 1 and r["measured_io_time_s"] else None
 
 
-STEADY = 0.05   # a row whose runs agree within this is one the 5% goal can be judged on
+STEADY = 0.05         # a row whose runs agree within this is one the 5% goal can be judged on
+STEADY_PHASE = 0.10   # and a phase whose runs agree within this, the 10% goal
+
+
+def phase_spread(p):
+    """(slowest - fastest) of a phase's measured runs / its median; None with fewer than two."""
+    runs = p.get("measured_runs_s") or []
+    return (max(runs) - min(runs)) / p["measured_s"] if len(runs) > 1 and p["measured_s"] else None
 
 
 def worst_error(phases, k):
@@ -315,6 +322,8 @@ def score(result):
                     **{k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs}) for k in ks}}
         goals = {}
         steady = [r for r in rows if spread(r) is not None and spread(r) <= STEADY]
+        steady_phases = [p for r in rows for p in r["phases"]
+                         if phase_spread(p) is not None and phase_spread(p) <= STEADY_PHASE]
         for k in ks:
             goals[k] = {
                 "steady_rows": len(steady),
@@ -326,6 +335,9 @@ def score(result):
                 "phases": sum(len(r["phases"]) for r in rows),
                 "phases_within_10pct": sum(abs(err(p[f"{k}_s"], p[phase])) <= 0.10
                                            for r in rows for p in r["phases"]),
+                "steady_phases": len(steady_phases),
+                "steady_phases_within_10pct": sum(abs(err(p[f"{k}_s"], p[phase])) <= 0.10
+                                                  for p in steady_phases),
                 "rankings_same": sum(v[k] == v["measured"] for v in rankings.values()),
                 "rankings": len(rankings)}
         result["rankings"][ref], result["goals"][ref] = rankings, goals
@@ -340,6 +352,8 @@ def goal_lines(goals):
                            (f"total within 5%, rows whose runs agree within {STEADY:.0%}",
                             "steady_total_within_5pct", "steady_rows"),
                            ("phase within 10%", "phases_within_10pct", "phases"),
+                           (f"phase within 10%, phases whose runs agree within {STEADY_PHASE:.0%}",
+                            "steady_phases_within_10pct", "steady_phases"),
                            ("VC ranking as measured", "rankings_same", "rankings")):
         if all(key in goals[k] for k in ks):
             out.append(f"| {label} | " + " | ".join(f"{goals[k][key]} of {goals[k][of]}" for k in ks) + " |")
@@ -360,7 +374,8 @@ def render(result):
             f"slowest process's time inside the phase's I/O calls, less any wait in its first "
             f"collective call for the last process to enter it (the model's `io_time_s`), summed; span: "
             f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
-            f"I/O times / the measured I/O time. Replayed: `iomodel replay --repeat {rep}`"
+            f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
+            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run)" if "modelled" in kinds(result["rows"]) else "") + ". "
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`.")
