@@ -14,6 +14,12 @@
  * and with --iomodel.offsets=first,per_rank,stride at
  *     j*t + first + r*per_rank + i*stride
  * where r is the rank, or for reads with -C the rank whose data is read.
+ * With --iomodel.piece=P (MPI-IO, one shared file) each task's data goes
+ * through a file view of pieces of P bytes, the tasks' pieces in turn
+ * (piece q of task r at D + q*N*P, D = r*P, or first + r*per_rank with
+ * --iomodel.offsets), transfer j of segment i at byte (i*b + j*t) of the view:
+ * the non-contiguous access of an application's file view, which MPI-IO
+ * handles as it does the application's (collective buffering, data sieving).
  *
  * Exit status: 0 done, 1 I/O error (one line on stderr, from the first failing
  * rank), 2 bad options (one line on stderr, printed once).
@@ -63,6 +69,7 @@ typedef struct {
     double gap;               /* --iomodel.gap: idle seconds between segments */
     int reread;               /* --iomodel.reread: -w -r through one open of the file */
     const char *names;        /* --iomodel.names: the files' names inside the directory -o */
+    long long piece;          /* --iomodel.piece: bytes of one piece of a task's view (0: none) */
     int argc;
     char **argv;
 } params_t;
@@ -154,6 +161,10 @@ static void usage(void)
            "                   the files are) and the file of task r is PATTERN in it, {rank}\n"
            "                   (with -F; {rank:0N}: N digits) replaced by r: the application's\n"
            "                   names, which place files alike where names decide (Gluster DHT)\n"
+           "  --iomodel.piece=P  (-a MPIIO, shared file) each task moves its data through a\n"
+           "                   file view of pieces of P bytes, the N tasks' pieces in turn:\n"
+           "                   piece q of task r at D + q*N*P, D = r*P (or FIRST + r*PER_RANK\n"
+           "                   with --iomodel.offsets); -t a multiple of P\n"
            "Other IOR options are accepted and ignored with a warning.\n");
     exit(0);
 }
@@ -339,7 +350,7 @@ static void parse_args(params_t *p, int argc, char **argv)
             }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
                 strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0 ||
-                strcmp(name, "--iomodel.names") == 0) {
+                strcmp(name, "--iomodel.names") == 0 || strcmp(name, "--iomodel.piece") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
@@ -356,6 +367,10 @@ static void parse_args(params_t *p, int argc, char **argv)
                     parse_offsets(p, val);
                 } else if (strcmp(name, "--iomodel.names") == 0) {
                     p->names = val;
+                } else if (strcmp(name, "--iomodel.piece") == 0) {
+                    p->piece = size_arg(name, val);
+                    if (p->piece < 1)
+                        usage_error("--iomodel.piece must be at least 1 byte");
                 } else if (strcmp(name, "--iomodel.gap") == 0) {
                     char *end;
                     errno = 0;
@@ -489,6 +504,12 @@ static void parse_args(params_t *p, int argc, char **argv)
         if (!p->fpp && ranked)
             usage_error("--iomodel.names=%s: {rank} needs -F (one shared file has one name)",
                         p->names);
+    }
+    if (p->piece) {
+        if (p->api != API_MPIIO || p->fpp)
+            usage_error("--iomodel.piece needs -a MPIIO and one shared file (no -F): it is a file view");
+        if (p->xfer % p->piece)
+            usage_error("--iomodel.piece=%lld: -t (%lld) must be a multiple of it", p->piece, p->xfer);
     }
     if (p->reread && (p->reorder || p->existing))
         usage_error("--iomodel.reread cannot take -C or -E: each task rereads its own data "
@@ -685,6 +706,28 @@ static void file_open(const params_t *p, const char *name, int access, file_t *f
     f->open = 1;
 }
 
+/* --iomodel.piece: the task's view, pieces of P bytes every N*P bytes from its first */
+static void piece_view(const params_t *p, const ctx_t *c, file_t *f, int who, const char *name,
+                       ioerr_t *e)
+{
+    if (!f->open)
+        return;
+    MPI_Datatype one, tiled;
+    long long disp = p->has_offsets ? p->off_first + (long long)who * p->off_per_rank
+                                    : (long long)who * p->piece;
+    MPI_Type_contiguous((int)p->piece, MPI_BYTE, &one);
+    MPI_Type_create_resized(one, 0, (MPI_Aint)c->ntasks * p->piece, &tiled);
+    MPI_Type_commit(&tiled);
+    int rc = MPI_File_set_view(f->fh, (MPI_Offset)disp, MPI_BYTE, tiled, "native", MPI_INFO_NULL);
+    MPI_Type_free(&one);
+    MPI_Type_free(&tiled);
+    if (rc != MPI_SUCCESS) {
+        char m[MPI_MAX_ERROR_STRING];
+        mpi_message(rc, m, sizeof m);
+        fail(e, "cannot set the view of pieces of %lld bytes on %s: %s", p->piece, name, m);
+    }
+}
+
 static void file_sync(const params_t *p, file_t *f, const char *name, ioerr_t *e)
 {
     if (!f->open)
@@ -820,8 +863,11 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     double t[6];
     long long ops = 0;
     t[0] = MPI_Wtime();
-    if (!e.failed && opens)
+    if (!e.failed && opens) {
         file_open(p, name, access, fp, &e);
+        if (p->piece)
+            piece_view(p, c, fp, who, name, &e);
+    }
     else if (!e.failed && !fp->open)
         fail(&e, "%s is not open for the reread", name);
     t[1] = MPI_Wtime();
@@ -841,7 +887,8 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     int keep_going = p->api == API_MPIIO && !p->fpp && (p->coll || p->fsync_per_write);
     double idle = 0.0;
     for (long long i = 0; i < p->segments; i++) {
-        long long base = segment_base(p, c, i, who);
+        /* with pieces, the view places the data: offsets are in the task's own bytes */
+        long long base = p->piece ? i * p->block : segment_base(p, c, i, who);
         if (i > 0 && p->gap > 0) { /* the application's computation between phases */
             double s0 = MPI_Wtime();
             struct timespec ts = {(time_t)p->gap, (long)((p->gap - (time_t)p->gap) * 1e9)};
@@ -956,6 +1003,8 @@ static void text_header(FILE *o, const params_t *p, const ctx_t *c)
     if (p->has_offsets)
         fprintf(o, "%-20s: first %lld, per rank %lld, stride %lld\n", "iomodel offsets",
                 p->off_first, p->off_per_rank, p->off_stride);
+    if (p->piece)
+        fprintf(o, "%-20s: %lld bytes, the tasks' in turn\n", "iomodel pieces", p->piece);
     fprintf(o, "%-20s: %d\n", "nodes", c->nodes);
     fprintf(o, "%-20s: %d\n", "tasks", c->ntasks);
     fprintf(o, "%-20s: %d\n", "clients per node", c->tpn);
@@ -1191,6 +1240,8 @@ static void json_summary(FILE *o, const params_t *p, const ctx_t *c, point_t *re
     jw_int(&w, "numTasks", c->ntasks);
     jw_int(&w, "taskPerNodeOffset", p->task_offset);
     jw_int(&w, "randomOffsetSeed", (long long)p->seed);
+    if (p->piece)
+        jw_int(&w, "iomodelPiece", p->piece);
     if (p->has_offsets) {
         jw_open(&w, "iomodelOffsets", '{');
         jw_int(&w, "first", p->off_first);

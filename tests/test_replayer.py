@@ -361,6 +361,31 @@ def test_iomodel_offsets_extension(tmp_path):
     assert (tmp_path / "off.dat").stat().st_size == MIB + 3 * 40 * KIB + 2 * 512 * KIB + 32 * KIB
 
 
+@pytest.mark.parametrize("offsets", [None, "1m,4k,0"])
+def test_pieces_extension_moves_data_through_a_view(tmp_path, offsets):
+    """--iomodel.piece=4k with -s 2 -b 32k -t 16k, 4 ranks: each transfer covers 4
+    pieces of 4 KiB, the ranks' pieces in turn (16 KiB apart): rank r's q-th piece
+    at D + q*16k, D = r*4k (or 1m + r*4k with --iomodel.offsets=1m,4k,0)."""
+    extra = [f"--iomodel.offsets={offsets}"] if offsets else []
+    proc, trace = traced(tmp_path, "piece", "-a", "MPIIO", "-c", "-w", "-r", "-k", "-s", 2,
+                         "-b", "32k", "-t", "16k", "-o", tmp_path / "p.dat",
+                         "--iomodel.piece=4k", *extra)
+    base = MIB if offsets else 0
+    acc = accesses(trace)
+    for rank in range(NP):
+        want = [base + rank * 4 * KIB + q * 16 * KIB for q in range(16)]
+        for kind, routine in (("write", "MPI_File_write_at_all"), ("read", "MPI_File_read_at_all")):
+            got = acc[rank][kind]
+            assert [x[2] for x in got] == want
+            assert {(x[0], x[3]) for x in got} == {(routine, 4 * KIB)}
+    # the 4 ranks' pieces tile the file from base: 4 ranks * 2 segments * 32 KiB
+    assert (tmp_path / "p.dat").stat().st_size == base + NP * 2 * 32 * KIB
+    ops = parse_ior_text(proc.stdout)
+    assert [(o["operation"], o["aggregate_bytes"]) for o in ops] == \
+        [("write", NP * 2 * 32 * KIB), ("read", NP * 2 * 32 * KIB)]
+    assert "iomodel pieces      : 4096 bytes, the tasks' in turn" in proc.stdout
+
+
 @pytest.mark.parametrize("reread", [True, False])
 def test_reread_reads_back_through_the_writes_open(tmp_path, reread):
     """-w -r -s 2 -b 32k -t 16k: with --iomodel.reread each rank opens the
@@ -438,6 +463,11 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["-F", "--iomodel.names=x{rank:0}"], "bad --iomodel.names=x{rank:0}: {rank} or {rank:0N}"),
     (["-F", "--iomodel.names=x{rank}}"], "bad --iomodel.names=x{rank}}"),
     (["-F", "--iomodel.names=x{ran}"], "bad --iomodel.names=x{ran}: {rank} or {rank:0N}"),
+    (["--iomodel.piece=4k"], "--iomodel.piece needs -a MPIIO and one shared file"),
+    (["-a", "MPIIO", "-F", "--iomodel.piece=4k"], "--iomodel.piece needs -a MPIIO and one shared"),
+    (["-a", "MPIIO", "-t", "16k", "-b", "16k", "--iomodel.piece=3k"],
+     "--iomodel.piece=3072: -t (16384) must be a multiple of it"),
+    (["-a", "MPIIO", "--iomodel.piece=0"], "--iomodel.piece must be at least 1 byte"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
