@@ -158,7 +158,7 @@ BURST_DTYPES = {
     "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
-    "first_end": np.float64,
+    "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -188,6 +188,9 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         "comm_between": np.maximum.reduceat(np.where(same, gap, 0), starts).astype(np.int64)
         if np.issubdtype(gap.dtype, np.integer) else np.zeros(len(starts), np.int64),
         "noncontig": np.maximum.reduceat(r.pieces, starts) > 1, "offset0": off[starts],
+        # contiguous ranges the burst's operations cover (their mean length: offsets.piece)
+        "npieces": np.add.reduceat(r.pieces.astype(np.int64), starts),
+        "pieces_unknown": np.maximum.reduceat(r.pieces == 0, starts),
         "known": _all(off >= 0, starts),
     }
     # the pattern: the shortest exact period of the request sizes
@@ -357,6 +360,8 @@ def _phases(ops, b, mixed):
         "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(_busy_after_entry(s, hi, phase_sorted)),
         "lc0": lo(s("lc0")),
         "reread": np.add.reduceat(s("reread"), head),
+        "npieces": np.add.reduceat(s("npieces"), head),
+        "pieces_unknown": hi(s("pieces_unknown").astype(np.int8)) == 1,
         "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
         "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
         "noncontig": hi(s("noncontig").astype(np.int8)) == 1,
@@ -477,6 +482,9 @@ def _phase(ops, b, p, sel, c, g, mixed):
         c["stride_lo"][p] == c["stride_hi"][p] else None
     offsets = {"first": c["first"][p] if known else None, "per_rank": per_rank, "stride": stride,
                "contiguous": (not c["noncontig"][p]) if known else None}
+    if known and c["noncontig"][p] and not c["pieces_unknown"][p]:
+        # what MPI-IO meets: pieces this long (collective buffering, data sieving)
+        offsets["piece"] = int(round(weight / c["npieces"][p]))
     if known and npr > 1 and per_rank is None:
         firsts = b["offset0"][sel]
         offsets["starts"] = (firsts - firsts.min()).tolist()

@@ -99,7 +99,8 @@ SCHEMA = {
                                        "per_rank": _NULL_OR({"type": "integer"}),
                                        "starts": {"type": "array", "items": {"type": "integer"}},
                                        "stride": _NULL_OR({"type": "integer"}),
-                                       "contiguous": _NULL_OR(_BOOL)}},
+                                       "contiguous": _NULL_OR(_BOOL),
+                                       "piece": _POS}},
                     "logical_time": {"type": "object", "properties": {
                         "first": _NULL_OR(_INT), "comm_between": _NULL_OR(_INT)}},
                     "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),

@@ -104,7 +104,7 @@ def auto_max_comm_gap(counts):
 
 def phase(file, operation, routine, collective, ranks, request_sizes, rep, mode,
           *, lfirst, contiguous, per_rank="skip", stride="skip", comm_between="skip",
-          groups=None):
+          groups=None, piece=None):
     """Facts of one phase.  groups: {rank: request_sizes} when ranks differ."""
     ranks = list(ranks)
     p = {"file": file, "operation": operation, "routine": routine,
@@ -135,7 +135,24 @@ def phase(file, operation, routine, collective, ranks, request_sizes, rep, mode,
                    ("logical_time.comm_between", comm_between)):
         if v != "skip":
             p[key] = v
+    # offsets.piece: a non-contiguous phase's mean contiguous range, its weight
+    # over the ranges all its operations cover; absent when contiguous
+    assert (piece is None) == contiguous, "a non-contiguous phase needs its piece"
+    p["offsets.piece"] = "<absent>" if contiguous else piece
     return p
+
+
+def merged_runs(block, start, grid, cell):
+    """How many contiguous byte ranges a C-order subarray covers: its rows of
+    block[2] cells, adjacent rows (and planes) merged, as a view's pieces."""
+    runs, end = 0, None
+    for x in range(start[0], start[0] + block[0]):
+        for y in range(start[1], start[1] + block[1]):
+            off = ((x * grid[1] + y) * grid[2] + start[2]) * cell
+            if off != end:
+                runs += 1
+            end = off + block[2] * cell
+    return runs
 
 
 def file_facts(name, access_type, np, role, iof_size, inf_size, extent, mode, paths=None):
@@ -196,13 +213,15 @@ def btio_model(np, nx, ny, nz, nsteps=40):
     if any(len(x) < 2 for x in ranges):
         raise ValueError("sizes where a block is one contiguous range are not worked out here")
     per_rank = affine_step([x[0][0] for x in ranges])
+    piece = round(np * rs / sum(len(x) for x in ranges))   # every step covers the same ranges
     ranks = range(np)
     phases = [phase("btio.dat", "write", "MPI_File_write_at_all", True, ranks, [rs], 1,
-                    "strided", lfirst=BTIO_COMM * k, contiguous=False, per_rank=per_rank)
+                    "strided", lfirst=BTIO_COMM * k, contiguous=False, per_rank=per_rank,
+                    piece=piece)
               for k in range(1, nsteps + 1)]
     phases.append(phase("btio.dat", "read", "MPI_File_read_at_all", True, ranks, [rs], nsteps,
                         "strided", lfirst=BTIO_COMM * nsteps, contiguous=False,
-                        per_rank=per_rank, stride=G, comm_between=1))
+                        per_rank=per_rank, stride=G, comm_between=1, piece=piece))
     files = {"btio.dat": file_facts("btio.dat", "shared", np, "inout", nsteps * G, nsteps * G,
                                     nsteps * G, "strided")}
     return model(np, 1, phases, files, [[1, nsteps], [nsteps + 1, nsteps + 1]],
@@ -254,6 +273,9 @@ def s3d_model(np, variant, gx=16, gy=16, gz=16):
         x0, y0, z0 = (c[i] * l[i] for i in range(3))
         firsts.append(S3D_HEADER + ((x0 * gy + y0) * gz + z0) * 8)   # array 0's first cell
     sizes = [nv * L for nv in S3D_NV] if variant == "blocking" else [16 * L]
+    # every rank's part of an array: the same number of ranges, none joining the
+    # next array's (another rank's cells lie between, np >= 2)
+    piece = L // merged_runs(l, (0, 0, 0), (gx, gy, gz), 8)
     extra = {"comm_between": 0} if variant == "blocking" else {}
     phases, files = [], {}
     for f in range(S3D_FILES):
@@ -262,7 +284,7 @@ def s3d_model(np, variant, gx=16, gy=16, gz=16):
                             "sequential", lfirst=21 * f, contiguous=True))
         phases.append(phase(name, "write", "MPI_File_write_all", True, range(np), sizes, 1,
                             "strided", lfirst=21 * f + 1, contiguous=False,
-                            per_rank=affine_step(firsts), **extra))
+                            per_rank=affine_step(firsts), piece=piece, **extra))
         size = S3D_HEADER + 16 * G8
         files[name] = file_facts(name, "shared", np, "output", size, 0, size, "strided")
     assert phases[1]["weight"] == 16 * G8
@@ -611,6 +633,11 @@ def _selfcheck():
     assert s["files"]["s3d.0.nc"]["size"] == 524800 and s["storage_capacity"] == 2624000
     assert s3d_model(4, "nonblocking")["phases"][1]["request_sizes"] == [131072]
     assert s3d_model(8, "blocking")["phases"][1]["request_sizes"] == [45056, 4096, 4096, 12288]
+    # pieces: np 4, 16^3: rows of 16 cells (z whole) 8 rows (y half) apart -> 8 * 16 * 8 B;
+    # np 8: z halved -> rows of 8 cells, 64 B; BT-IO np 4, 8^3: 4 rows of 8 cells -> 1280 B
+    assert s["phases"][1]["offsets.piece"] == 1024 and s["phases"][0]["offsets.piece"] == "<absent>"
+    assert s3d_model(8, "blocking")["phases"][1]["offsets.piece"] == 64
+    assert b["phases"][0]["offsets.piece"] == 1280 and b["phases"][40]["offsets.piece"] == 1280
     v = ior_varsize_model(4)["phases"][0]
     assert (v["rs"], v["rs_min"], v["rs_max"], v["weight"]) == (2500, 1000, 4000, 30000)
     sg = ior_segmented_model(4, 0, 3)
