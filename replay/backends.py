@@ -58,8 +58,11 @@ def _argv_builtin(inv, prog, summary, repeat):
     # the application's file names (where names place files, as Gluster's DHT
     # hashes them onto its servers, IOR's testFile.00000000 ... are placed
     # otherwise); -o is then their directory
+    # the application's file view, as pieces (MPI-IO aggregates or sieves them as it
+    # does the application's; IOR's contiguous blocks meet none of that)
     return _argv(inv, prog, summary, repeat) + (["--iomodel.reread"] if inv.reread else []) + \
-        ([f"--iomodel.names={inv.names}"] if inv.names else [])
+        ([f"--iomodel.names={inv.names}"] if inv.names else []) + \
+        ([f"--iomodel.piece={inv.piece}"] if inv.piece else [])
 
 
 def _parse(stdout, summary):

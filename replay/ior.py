@@ -57,6 +57,7 @@ class Invocation:
     access_mode: str = ""      # of the phases
     reread: bool = False       # -w -r, the read through the write's open (builtin: --iomodel.reread)
     names: Optional[str] = None  # the application's file name(s), {rank} for -F (builtin: --iomodel.names)
+    piece: Optional[int] = None  # the pieces of the application's file view (builtin: --iomodel.piece)
 
     @property
     def bytes(self):
@@ -166,9 +167,12 @@ def _layout_notes(model, chunk, shared, notes):
     if off.get("first") not in (None, 0):
         notes.append(f"The phase starts at byte {off['first']} of the file; IOR starts at byte 0.")
     if off.get("contiguous") is False:
-        notes.append("Each operation of a process covers non-contiguous ranges of the file (a "
-                     "file view): IOR's segmented layout, one contiguous block of -b bytes per "
-                     "process and segment, stands in for the view.")
+        piece = f" of {off['piece']} B on average" if off.get("piece") else ""
+        notes.append(f"Each operation of a process covers non-contiguous ranges{piece} of the file "
+                     "(a file view): IOR's segmented layout, one contiguous block of -b bytes per "
+                     "process and segment, stands in for the view"
+                     + ("; the builtin backend moves each transfer through a view of pieces, the "
+                        "processes' in turn (--iomodel.piece)." if piece and shared else "."))
     if mode == "random":
         return
     # file bytes of one IOR segment: what separates a process's consecutive segments
@@ -315,6 +319,11 @@ def _invocation(model, chunk, workdir, defeat):
         notes.append(f"IOR moves {moved} B where the phases moved {weight} B "
                      f"({(moved - weight) / weight * 100 if weight else 0:+.4f}%).")
 
+    piece = view_piece(p["offsets"].get("piece"), t) if shared and api == "MPIIO" else None
+    if piece is not None and piece != p["offsets"]["piece"]:
+        notes.append(f"The builtin backend's pieces are {piece} B, the divisor of -t nearest the "
+                     f"application's mean piece of {p['offsets']['piece']} B.")
+
     test_file = os.path.join(workdir, f"iomodel.{sanitize(model['application']['name'])}"
                                       f".{p['id']}")
     ids = [q["id"] for q in chunk]
@@ -322,14 +331,29 @@ def _invocation(model, chunk, workdir, defeat):
                      file_per_proc=not shared, collective=collective, operation=op,
                      test_file=test_file, flags=flags, approximations=notes,
                      roundings=roundings, weight=weight, access_mode=mode, reread=reread,
-                     names=app_names(model, p))
+                     names=app_names(model, p), piece=piece)
     if op == "read" and not reread:
         inv.setup = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b,
                                transfer=t, file_per_proc=not shared, collective=collective,
                                operation="write", test_file=test_file,
                                flags=["-w", "-k"] + (["-e"] if defeat else []),
-                               weight=0, access_mode=mode, names=inv.names)
+                               weight=0, access_mode=mode, names=inv.names, piece=piece)
     return inv
+
+
+def view_piece(piece, transfer):
+    """The piece size of a view replaying a phase whose operations cover pieces of
+    `piece` bytes on average: the divisor of the transfer nearest it (a transfer
+    is a whole number of pieces), or None when there is no piece or it is the
+    whole transfer (a contiguous transfer)."""
+    if not piece or piece >= transfer:
+        return None
+    want = max(1, round(transfer / piece))
+    for d in range(0, want):                 # the nearest count of pieces that divides t
+        for k in (want - d, want + d):
+            if 1 <= k <= transfer and transfer % k == 0:
+                return transfer // k if k > 1 else None
+    return None
 
 
 def ior_invocations(model, cluster=None):

@@ -119,13 +119,17 @@ class State:
 def modelled_options(model, inv):
     """Built-in replayer options that replay the phases as modelled rather than
     in IOR's layout: their offsets when affine in the rank (first + r * per_rank,
-    then the stride between repetitions or phases), and the application's idle
-    time between the phases of a run (their median gap_s)."""
+    then the stride between repetitions or phases; for a file view, the first
+    piece of each rank's view of pieces), and the application's idle time
+    between the phases of a run (their median gap_s)."""
     byid = {p["id"]: p for p in model["phases"]}
     phases = [byid[i] for i in inv.phase_ids]
     off = phases[0]["offsets"]
     opts = []
-    if not inv.file_per_proc and off.get("first") is not None and \
+    # a view's blocks placed contiguously at the application's first offsets would
+    # overlap (rank r's block over rank r+1's pieces): with no pieces to replay, IOR's layout
+    noncontig = off.get("contiguous") is False and not getattr(inv, "piece", None)
+    if not inv.file_per_proc and off.get("first") is not None and not noncontig and \
             (off.get("per_rank") is not None or phases[0]["np"] == 1):
         if len(phases) == 1:                 # repetitions of one phase
             stride = off.get("stride") or 0

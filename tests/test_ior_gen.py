@@ -350,6 +350,42 @@ def test_nonzero_first_offset():
 def test_non_contiguous_view():
     inv = only(make_model([make_phase(1, contiguous=False)]))
     assert len(inv.approximations) == 1 and "file view" in inv.approximations[0]
+    assert inv.piece is None
+
+
+@pytest.mark.parametrize("piece, want", [
+    (131072, 131072),       # S3D-like at 2 ranks: 16 pieces of 128 KiB in 2 MiB
+    # 2 MiB / 100000 B = 21 pieces, which does not divide 2 MiB (2^21); the nearest
+    # count that does is 16: pieces of 128 KiB
+    (100000, 131072),
+])
+def test_view_pieces_for_the_builtin_replayer(piece, want):
+    """A non-contiguous phase of a shared file with offsets.piece: the builtin
+    backend moves each transfer through pieces (--iomodel.piece) of the divisor
+    of -t nearest the mean piece; IOR's argv has no such option."""
+    ph = make_phase(1, rs=2 * MIB, contiguous=False)
+    ph["offsets"]["piece"] = piece
+    inv = only(make_model([ph]))
+    assert inv.transfer == 2 * MIB
+    assert inv.piece == want and (2 * MIB) % inv.piece == 0
+    argv = get_backend("builtin").argv(inv, "iomodel_replay", Path("s.json"), 1)
+    assert argv[-1] == f"--iomodel.piece={want}"
+    assert not any("piece" in a for a in get_backend("ior").argv(inv, "ior", Path("s.json"), 1))
+    assert any("--iomodel.piece" in a for a in inv.approximations)
+    assert any(f"of {piece} B on average" in a for a in inv.approximations)
+    assert any("divisor of -t" in a for a in inv.approximations) == (want != piece)
+
+
+def test_view_pieces_not_for_unique_files_nor_whole_transfers():
+    from iomodel.replay.ior import view_piece
+    uniq = make_phase(1, rs=MIB, rep=2, contiguous=False, per_rank=0, stride=MIB)
+    uniq["offsets"]["piece"] = 4096
+    assert only(make_model([uniq], files=[("unique", "strided")])).piece is None
+    # a piece as long as the transfer, or longer: a contiguous transfer
+    assert view_piece(MIB, MIB) is None and view_piece(2 * MIB, MIB) is None
+    assert view_piece(None, MIB) is None
+    # 3 pieces of a 48 KiB transfer; 7 pieces of 56 B (t = 56: 7 * 8)
+    assert view_piece(16 * 1024, 48 * 1024) == 16 * 1024 and view_piece(8, 56) == 8
 
 
 def test_random_uses_z():

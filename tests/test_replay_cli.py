@@ -202,3 +202,46 @@ def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, t
     # IOR has only its own layout
     p = run("replay", model, "--vc", local_vc, "--backend", "ior", "--as-modelled", "-o", out)
     assert p.returncode == 2 and "--as-modelled needs --backend builtin" in p.stderr
+
+
+def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path):
+    """S3D-like at 2 ranks, 16^3: per file, each rank writes its half (8 of 16 x
+    planes: 16 KiB contiguous) of 16 arrays of 32 KiB after the 512-byte header,
+    through subarray views: one phase of 256 KiB per rank in pieces of 16 KiB,
+    first 512, per_rank 16 KiB.  Replayed as modelled through a view of those
+    pieces (--iomodel.piece), the replayer writes exactly the application's byte
+    ranges: both traced, the (rank, offset, length) sets are equal."""
+    from iomodel.analyzer import Trace
+    from iomodel.replay.backends import get_backend
+    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.runner import modelled_options
+    from iomodel.replay.results import replayer_path
+    from conftest import mpirun
+    app = traced("s3d_like", 2, "blocking")
+    mpath = tmp_path / "s3d.json"
+    assert run("analyze", app.trace_dir, "-o", mpath, "-q").returncode == 0
+    m = json.loads(mpath.read_text())
+    data = m["phases"][1]
+    assert (data["np"], data["rs"], data["offsets"]["first"], data["offsets"]["per_rank"],
+            data["offsets"]["contiguous"], data["offsets"]["piece"]) == \
+        (2, 16 * 16384, 512, 16384, False, 16384)
+    inv = next(i for i in ior_invocations(m) if i.phase_ids == [data["id"]])
+    opts = modelled_options(m, inv)
+    assert (inv.piece, opts) == (16384, ["--iomodel.offsets=512,16384,0"])
+    out = tmp_path / "replay-files"
+    argv = get_backend("builtin").argv(inv, str(replayer_path()), tmp_path / "s.json", 1)
+    argv = [a if a != inv.test_file else str(out) for a in argv] + opts
+    assert "--iomodel.piece=16384" in argv and "-c" in argv
+    tdir = tmp_path / "replay-trace"
+    p = subprocess.run(IOMODEL + ["trace", "-o", str(tdir), "--", *mpirun(2, *argv)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+    def ranges(trace, name):
+        ev = {(e["rank"], e["seq"]): e for e in trace.events.to_pylist()}
+        return sorted((x["rank"], x["offset"], x["length"]) for x in trace.extents.to_pylist()
+                      if ev[(x["rank"], x["seq"])]["write"]
+                      and trace.paths[x["file_id"]].endswith(name))
+    want = [r for r in ranges(app.trace(), "/s3d.0.nc") if r[2] != 512]      # not the header
+    assert len(want) == 2 * 16 and {r[2] for r in want} == {16384}
+    assert ranges(Trace(tdir), "/s3d.0.nc") == want
