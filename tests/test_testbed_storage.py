@@ -278,7 +278,7 @@ def test_slurm_and_a_gluster_vc_replay_through_srun_in_under_two_minutes(slurm, 
     text = (TESTBED / "testbed-gluster.yaml").read_text()
     srun_yaml = "testbed-gluster-srun.yaml"
     vc_text = text.replace("launcher: mpirun", "launcher: srun").replace(
-        'launcher_options: ["--oversubscribe"]',
+        'launcher_options: ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]',
         'launcher_options: ["--mpi=pmix", "--export=ALL,OMPI_MCA_mpi_yield_when_idle=1"]')
     assert vc_text != text and "launcher: srun" in vc_text
     vc = tmp_path / srun_yaml
