@@ -7,7 +7,8 @@
 For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
 disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
 link, and with two, testbed/gluster), it characterizes the VC once (a small
-sweep, np 1 and --np, each point also with one operation per process). Then for each
+sweep, np 1 and --np, each point also with one operation per process, and the shared
+points of --np also through views of pieces). Then for each
 (app, size) below it traces the application once on tmpfs (the home cluster),
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s), predicts from a replay of the model on the VC
@@ -73,7 +74,8 @@ def mpirun(np):
 
 def char_args(np):
     return ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", f"1,{np}", "--ops", "write,read,reread",
-            "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m"]
+            "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
+            "--pieces", "16k,64k,256k,1m"]
 
 
 def machine():

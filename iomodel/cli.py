@@ -322,7 +322,7 @@ def cmd_characterize(args):
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
-                                     **sweep)
+                                     pieces=_sizes(args.pieces) or (), **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -454,6 +454,9 @@ def build_parser():
     ch.add_argument("--access", help="shared,unique (default both)")
     ch.add_argument("--collective", help="collective,independent (default both)")
     ch.add_argument("--bytes", help="data moved per point (default 256m)")
+    ch.add_argument("--pieces", help="also measure each shared point of several processes through a "
+                    "file view of pieces of these sizes, e.g. 16k,64k,256k (builtin backend): what a "
+                    "phase's view costs against contiguous transfers (default: none)")
     ch.add_argument("--no-one-op", dest="one_op", action="store_false",
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")

@@ -33,16 +33,18 @@ def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared
 def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None):
     """The invocation measuring one point (a read gets the write that makes its file;
     a reread writes and reads back through one open, the write not counted):
-    about target_bytes in all, or `segments` operations per process."""
+    about target_bytes in all, or `segments` operations per process; with
+    point["piece"], each transfer through a view of pieces (builtin backend)."""
     rs, n = point["rs"], point["np"]
     if segments is None:
         segments = max(1, min(1024, target_bytes // (rs * n)))
+    piece = point.get("piece")
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
-                    f".{n}.{rs}.{segments}")
+                    f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
     common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
                   file_per_proc=point["access_type"] == "unique", collective=point["collective"],
-                  test_file=test_file)
+                  test_file=test_file, piece=piece)
     extra = ["-C", "-e"] if defeat_page_cache else []
     # Every point removes its file(s) when done (a write: no -k; a read: iomodel, once
     # read): a sweep of writes alone left up to `--bytes` per point on the cluster's
@@ -61,12 +63,24 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
 ONE_OP_REPEAT = 3
 
 
+def view_points(points, pieces):
+    """For each shared point of several processes whose size is a multiple of a
+    piece, larger than it: the same through a view of such pieces (the ratio of
+    the two is the profile's view ratio, replay/profile.py)."""
+    return [{**pt, "piece": p} for pt in points for p in pieces
+            if pt["access_type"] == "shared" and pt["np"] > 1 and pt["rs"] > p and pt["rs"] % p == 0]
+
+
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
-                 repeat=1, timeout=None, progress=sys.stderr, one_op=True, **sweep):
+                 repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     one_op: each point is also measured with one operation per process (the
     fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
-    repetitions (IOR -i, their mean)."""
+    repetitions (IOR -i, their mean).  pieces: sizes of the view points
+    (`view_points`; the builtin backend only: IOR has no such view)."""
+    if pieces and backend.name != "builtin":
+        raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
+                         "(iomodel_replay's --iomodel.piece)")
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -76,11 +90,11 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     make_workdir(cluster)
     points = sweep_points(sizes, nps, **sweep)
     runs = []
-    for pt in points:
+    for pt in points + view_points(points, pieces):
         inv = invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
                          getattr(cluster, "defeat_page_cache", False))
         runs.append((pt, inv))
-        if one_op and inv.segments > 1:
+        if one_op and inv.segments > 1 and not pt.get("piece"):
             runs.append((pt, invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
                                         getattr(cluster, "defeat_page_cache", False), segments=1)))
     measured, failures = [], []
@@ -88,7 +102,8 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         key = key_of(inv)
         head = (f"[{i}/{len(runs)}] {pt['operation']} {pt['access_type']} "
                 f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
-                f"rs {pt['rs']} B x {inv.segments}")
+                f"rs {pt['rs']} B x {inv.segments}"
+                + (f" in pieces of {pt['piece']} B" if pt.get("piece") else ""))
         entry = state.done(key)
         if entry is None:
             print(f"{head} ...", end="", file=progress, flush=True)
@@ -117,10 +132,13 @@ def profile_from_replay(model, by_phase, backend_name):
         if entry is None:
             continue
         op = "reread" if rereads(p) else p["operation"]
-        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"])
+        # a phase replayed through a view of pieces is a view point, not a contiguous one
+        piece = next((int(a.split("=", 1)[1]) for a in entry.get("command") or []
+                      if isinstance(a, str) and a.startswith("--iomodel.piece=")), None)
+        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"], piece)
         points[key] = {"operation": op, "access_type": key[1],
                        "collective": p.get("collective"), "np": p["np"], "rs": max(p["rs"], 1),
-                       "ops_per_process": ops_per_process(p),
+                       "ops_per_process": ops_per_process(p), "piece": piece,
                        "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),
                        "source": f"replay ({backend_name})"}
     return Profile.from_points(list(points.values()))

@@ -111,7 +111,11 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
     op = phase["operation"]
-    args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"), ops_per_process(phase))
+    # a shared file's view: its pieces, for the profile's view ratio
+    piece = phase["offsets"].get("piece") if access_type == "shared" and \
+        phase["offsets"].get("contiguous") is False else None
+    args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
+            ops_per_process(phase), piece)
     if rereads(phase):
         if "reread" in ops:
             bw, note = profile.bandwidth("reread", *args)

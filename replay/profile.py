@@ -14,6 +14,9 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
     source         string   "ior", "builtin", "given", ...
     ops_per_process int64   operations each process made in the measurement
                             (IOR's segments when block = transfer); null: unknown
+    piece          int64    the transfers went through a file view of pieces of this
+                            many bytes, the processes' in turn (iomodel_replay's
+                            --iomodel.piece); null: contiguous transfers
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
@@ -36,6 +39,14 @@ in rs and np as above; BW_CH = ops * rs * np / t(ops).  a is negative when one
 operation alone is cheaper than one more in a long run (a token bucket's
 burst, a write-back cache): t(1) is then the measured one-op time, and the
 saving carries over to a phase of a few operations.
+
+A phase whose operations cover pieces of a file view (the model's
+`offsets.piece`) moves its data as MPI-IO chooses for such pieces: aggregated
+by collective buffering, sieved, or piece by piece.  Points with a `piece`
+(`iomodel characterize --pieces`) measure that against the contiguous point of
+the same kind, np, rs and operations: the phase's time is its contiguous
+time times their ratio, interpolated (`_view_ratio`).  Without such points a
+view is predicted as contiguous, and the note says so.
 """
 import math
 from pathlib import Path
@@ -54,6 +65,7 @@ SCHEMA = pa.schema([
     ("time_s", pa.float64()),
     ("source", pa.string()),
     ("ops_per_process", pa.int64()),
+    ("piece", pa.int64()),
 ])
 
 OPERATIONS = ("write", "read", "reread")   # reread: read back through the write's open
@@ -110,7 +122,11 @@ def _point(p, i):
     ops = get("ops_per_process", "segments", default=None)
     if ops is not None and (isinstance(ops, bool) or not isinstance(ops, int) or ops < 1):
         raise ProfileError(f"bandwidth point {i}: ops_per_process must be an integer >= 1, got {ops!r}")
-    return op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops
+    piece = get("piece", default=None)
+    if piece is not None and (isinstance(piece, bool) or not isinstance(piece, int) or piece < 1):
+        raise ProfileError(f"bandwidth point {i}: piece must be an integer number of bytes >= 1, "
+                           f"got {piece!r}")
+    return op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops, piece
 
 
 class Profile:
@@ -119,8 +135,9 @@ class Profile:
     def __init__(self, table=None):
         if table is None:
             table = SCHEMA.empty_table()
-        if "ops_per_process" not in table.column_names:        # profiles written before it
-            table = table.append_column("ops_per_process", pa.nulls(table.num_rows, pa.int64()))
+        for name in ("ops_per_process", "piece"):               # profiles written before them
+            if name not in table.column_names:
+                table = table.append_column(name, pa.nulls(table.num_rows, pa.int64()))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
         if missing:
             raise ProfileError(f"profile table lacks column(s) {', '.join(missing)}")
@@ -194,7 +211,8 @@ class Profile:
 
     # -- the question ---------------------------------------------------------------
 
-    def bandwidth(self, operation, np, rs, access_type="shared", collective=None, ops=None):
+    def bandwidth(self, operation, np, rs, access_type="shared", collective=None, ops=None,
+                  piece=None):
         """BW_CH (B/s) for `np` processes each moving `rs` bytes per operation,
         and a note saying how it was obtained.
 
@@ -210,19 +228,39 @@ class Profile:
         theirs (`_below_smallest`).
         `ops`: the phase's operations per process; with one-operation points in
         the profile, the time is affine in it (module docstring).
+        `piece`: the phase's operations cover pieces of a file view this long
+        on average: the time is multiplied by the measured view ratio.
         ProfileError when the profile has no point at all for the operation.
         """
         if operation not in OPERATIONS:
             raise ProfileError(f"operation must be write, read or reread, got {operation!r}")
         if np < 1 or rs < 1:
             raise ProfileError(f"np and rs must be >= 1, got np {np}, rs {rs}")
-        rows = [r for r in self.rows() if r["operation"] == operation]
-        if not rows:
+        every = [r for r in self.rows() if r["operation"] == operation]
+        rows = [r for r in every if r["piece"] is None]
+        if not every:
             have = sorted({r["operation"] for r in self.rows()})
             raise ProfileError(f"no {operation} bandwidth in the profile"
                                + (f" (it has only {', '.join(have)})" if have else " (it is empty)"))
         notes = []
+        if not rows:       # e.g. the profile of a replay whose phases all went through views
+            notes.append(f"only {operation} points through views of pieces: used as they are")
+            return self._contiguous(self._match(every, access_type, collective, notes), np, rs, ops,
+                                    notes)
         cand = self._match(rows, access_type, collective, notes)
+        bw, how = self._contiguous(cand, np, rs, ops, notes)
+        if piece is None:
+            return bw, how
+        views = [r for r in every if r["piece"] is not None and r["access_type"] == access_type
+                 and (collective is None or r["collective"] == collective)]
+        ratio, note = _view_ratio(views, rows, np, rs, piece)
+        if ratio is None:
+            return bw, f"{how}; {note}"
+        return bw / ratio, f"{how}; {note}"
+
+    @staticmethod
+    def _contiguous(cand, np, rs, ops, notes):
+        """(bandwidth, note) from contiguous candidate points (the docstring above)."""
         one = [r for r in cand if r["ops_per_process"] == 1]
         long_ = [r for r in cand if r["ops_per_process"] != 1]
         if ops is None or not one or not long_:
@@ -279,6 +317,46 @@ class Profile:
                     notes.append(note)
                 return cand
         raise AssertionError("unreachable: rows is not empty")
+
+
+def _view_ratio(views, contiguous, np, rs, piece):
+    """(time through a view of pieces / contiguous time, note) at (np, rs, piece),
+    or (None, note) without view points.  Each view point's ratio is against the
+    contiguous point of the same kind, np, rs and operations per process.  At
+    each measured piece the ratio is interpolated as a bandwidth is (`_lookup`:
+    log-log in rs, linear in np, the nearest beyond the measured range), then
+    log-linearly in the piece between the two measured pieces around it (the
+    nearest outside them)."""
+    base = {(r["collective"], r["np"], r["transfer_size"], r["ops_per_process"]): r["bandwidth_Bps"]
+            for r in contiguous if r["access_type"] == (views[0]["access_type"] if views else None)}
+    by_piece = {}
+    for r in views:
+        b = base.get((r["collective"], r["np"], r["transfer_size"], r["ops_per_process"]))
+        if b:
+            by_piece.setdefault(r["piece"], []).append({**r, "bandwidth_Bps": b / r["bandwidth_Bps"]})
+    if not by_piece:
+        return None, (f"a view of pieces of {_size(piece)}: no view point measured "
+                      "(characterize --pieces), predicted as contiguous")
+    pieces = sorted(by_piece)
+    at = {p: _lookup_ratio(by_piece[p], np, rs) for p in pieces}
+    if piece <= pieces[0] or piece >= pieces[-1]:
+        near = pieces[0] if piece <= pieces[0] else pieces[-1]
+        ratio = at[near]
+        how = "measured piece" if piece == near else f"nearest measured piece {_size(near)}"
+    else:
+        lo = max(p for p in pieces if p < piece)
+        hi = min(p for p in pieces if p > piece)
+        f = (math.log(piece) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        ratio = at[lo] + f * (at[hi] - at[lo])
+        how = f"interpolated between pieces {_size(lo)} and {_size(hi)}"
+    return ratio, f"a view of pieces of {_size(piece)}: time x {ratio:.3g} ({how})"
+
+
+def _lookup_ratio(points, np, rs):
+    """A ratio at (np, rs) from points at one piece: as `_lookup`, but the
+    nearest measured size below the smallest (a ratio has no cost per byte)."""
+    smallest = min(r["transfer_size"] for r in points)
+    return _lookup(points, np, max(rs, smallest))[0]
 
 
 def ops_per_process(phase):
@@ -361,6 +439,8 @@ def summary(profile):
     peak_Bps, rs, np, collective, source, points (how many points)."""
     best = {}
     for r in profile.rows():
+        if r["piece"] is not None:          # through a view of pieces: not a peak of its kind
+            continue
         key = (r["operation"], r["access_type"])
         b = best.setdefault(key, {"operation": key[0], "access_type": key[1], "peak_Bps": -1.0, "points": 0})
         b["points"] += 1

@@ -389,10 +389,56 @@ def test_a_phase_of_few_operations_pays_the_fixed_cost():
     assert long_only.bandwidth("write", 4, 64 * KiB, ops=1) == (pts[0]["bw_Bps"], "measured")
 
 
+def test_a_view_of_pieces_costs_the_measured_ratio():
+    """View points (piece) against the contiguous point of the same kind, np, rs and
+    operations: np 2, collective shared writes, 8 ops per process.  Contiguous: 1 MiB
+    at 100 MiB/s, 4 MiB at 200 MiB/s.  Through pieces of 64 KiB: 1 MiB at 50 MiB/s
+    (ratio 2), 4 MiB at 100 (2); of 1 MiB (only 4 MiB is larger): 4 MiB at 160
+    (ratio 1.25)."""
+    KiB = 1024
+    def pt(rs, bw, piece=None):
+        return {"operation": "write", "access_type": "shared", "collective": True, "np": 2,
+                "rs": rs, "ops_per_process": 8, "bw_Bps": bw * MiB, "piece": piece}
+    prof = Profile.from_points([pt(MiB, 100), pt(4 * MiB, 200), pt(MiB, 50, 64 * KiB),
+                                pt(4 * MiB, 100, 64 * KiB), pt(4 * MiB, 160, MiB)])
+    # contiguous phases ignore the view points
+    assert prof.bandwidth("write", 2, 4 * MiB, "shared", True) == (200 * MiB, "measured")
+    # at a measured piece and rs: the view point's own bandwidth
+    bw, note = prof.bandwidth("write", 2, 4 * MiB, "shared", True, piece=64 * KiB)
+    assert bw == pytest.approx(100 * MiB, rel=1e-12)
+    assert note == "measured; a view of pieces of 64 KiB: time x 2 (measured piece)"
+    # 256 KiB, the geometric middle of 64 KiB and 1 MiB: ratio (2 + 1.25) / 2 at 4 MiB
+    bw, note = prof.bandwidth("write", 2, 4 * MiB, "shared", True, piece=256 * KiB)
+    assert bw == pytest.approx(200 * MiB / 1.625, rel=1e-12)
+    assert note.endswith("time x 1.62 (interpolated between pieces 64 KiB and 1 MiB)")
+    # 2 MiB through 128 KiB: the 1 MiB piece was measured at 4 MiB only (the nearest
+    # size, ratio 1.25), the 64 KiB one at 1 and 4 MiB (2 both); log-linear in the piece:
+    # 2 + (1.25 - 2) / 4; the contiguous bandwidth log-log: sqrt(100 * 200)
+    f = math.log(2) / math.log(16)
+    bw, _ = prof.bandwidth("write", 2, 2 * MiB, "shared", True, piece=128 * KiB)
+    assert bw == pytest.approx(math.sqrt(100 * 200) * MiB / (2 + f * (1.25 - 2)), rel=1e-12)
+    # pieces outside the measured ones: the nearest; a size below the smallest measured
+    # with that piece: the smallest (a ratio has no cost per byte)
+    assert prof.bandwidth("write", 2, MiB, "shared", True, piece=4 * KiB)[0] == \
+        pytest.approx(50 * MiB, rel=1e-12)
+    assert prof.bandwidth("write", 2, 4 * MiB, "shared", True, piece=2 * MiB)[1].endswith(
+        "time x 1.25 (nearest measured piece 1 MiB)")
+    # no view point of that kind (independent): as contiguous, and the note says so
+    bw, note = prof.bandwidth("write", 2, MiB, "shared", False, piece=64 * KiB)
+    assert bw == 100 * MiB and note.endswith(
+        "a view of pieces of 64 KiB: no view point measured (characterize --pieces), predicted "
+        "as contiguous")
+    # a profile of views only (a replay's of BT-IO's writes): used as they are
+    views = Profile.from_points([pt(MiB, 50, 64 * KiB)])
+    assert views.bandwidth("write", 2, MiB, "shared", True, piece=64 * KiB) == \
+        (50 * MiB, "only write points through views of pieces: used as they are; measured")
+    assert summary(prof)[0]["peak_Bps"] == 200 * MiB      # views are no peak
+
+
 def test_bad_points_are_refused():
     for bad, what in (({"operation": "append"}, "operation"), ({"np": 0}, "np"), ({"rs": -1}, "rs"),
                       ({"bw_Bps": 0}, "bandwidth"), ({"access_type": "both"}, "access_type"),
-                      ({"ops_per_process": 0}, "ops_per_process")):
+                      ({"ops_per_process": 0}, "ops_per_process"), ({"piece": 0}, "piece")):
         p = {"operation": "write", "np": 4, "rs": MiB, "bw_Bps": 1e8, **bad}
         with pytest.raises(ProfileError, match=f"bandwidth point 0: {what}"):
             Profile.from_points([p])

@@ -152,6 +152,31 @@ def test_characterize_rereads(local_vc, tmp_path):
         in bad.stderr
 
 
+def test_characterize_views_of_pieces(local_vc, tmp_path):
+    """--pieces 64k,1m: each shared point of 2 processes whose size is a larger
+    multiple of a piece is measured again through a view of such pieces: with
+    sizes 64k and 256k, only 256k in pieces of 64k (64k is no larger than 64k,
+    neither is larger than 1m; np 1 has no view).  --bytes 1m: 1m / (256k * 2) = 2
+    operations per process, as its contiguous point; no one-op view point."""
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k,256k",
+            "--np", "1,2", "--ops", "write", "--access", "shared", "--collective", "collective",
+            "--bytes", "1m", "--pieces", "64k,1m", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    views = [(r["np"], r["transfer_size"], r["ops_per_process"], r["piece"]) for r in rows
+             if r["piece"] is not None]
+    assert views == [(2, 262144, 2, 65536)]
+    assert len(rows) == 2 * 2 * 2 + 1          # (sizes x np) x (long, one op) + the view
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    assert sorted(a for e in runs for a in e["command"] if a.startswith("--iomodel.piece")) == \
+        ["--iomodel.piece=65536"]
+    assert list((tmp_path / "work").iterdir()) == []
+    bad = run("characterize", "--vc", local_vc, "--backend", "ior", "--pieces", "64k",
+              "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "--pieces needs --backend builtin" in bad.stderr
+
+
 def test_compare_local_with_the_papers_vcs(model, local_vc, tmp_path):
     out = tmp_path / "replay"
     assert run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out).returncode == 0
