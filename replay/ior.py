@@ -170,9 +170,7 @@ def _layout_notes(model, chunk, shared, notes):
         piece = f" of {off['piece']} B on average" if off.get("piece") else ""
         notes.append(f"Each operation of a process covers non-contiguous ranges{piece} of the file "
                      "(a file view): IOR's segmented layout, one contiguous block of -b bytes per "
-                     "process and segment, stands in for the view"
-                     + ("; the builtin backend moves each transfer through a view of pieces, the "
-                        "processes' in turn (--iomodel.piece)." if piece and shared else "."))
+                     "process and segment, stands in for the view.")
     if mode == "random":
         return
     # file bytes of one IOR segment: what separates a process's consecutive segments
@@ -320,9 +318,11 @@ def _invocation(model, chunk, workdir, defeat):
                      f"({(moved - weight) / weight * 100 if weight else 0:+.4f}%).")
 
     piece = view_piece(p["offsets"].get("piece"), t) if shared and api == "MPIIO" else None
-    if piece is not None and piece != p["offsets"]["piece"]:
-        notes.append(f"The builtin backend's pieces are {piece} B, the divisor of -t nearest the "
-                     f"application's mean piece of {p['offsets']['piece']} B.")
+    if piece is not None:
+        notes.append(f"The builtin backend moves each transfer through a view of pieces of {piece} B, "
+                     "the processes' in turn (--iomodel.piece)"
+                     + (f": the divisor of -t nearest the application's mean piece of "
+                        f"{p['offsets']['piece']} B." if piece != p["offsets"]["piece"] else "."))
 
     test_file = os.path.join(workdir, f"iomodel.{sanitize(model['application']['name'])}"
                                       f".{p['id']}")

@@ -253,7 +253,8 @@ class Profile:
             return bw, how
         views = [r for r in every if r["piece"] is not None and r["access_type"] == access_type
                  and (collective is None or r["collective"] == collective)]
-        ratio, note = _view_ratio(views, rows, np, rs, piece)
+        ratio, note = _view_ratio(views, [r for r in rows if r["access_type"] == access_type],
+                                  np, rs, piece)
         if ratio is None:
             return bw, f"{how}; {note}"
         return bw / ratio, f"{how}; {note}"
@@ -322,13 +323,14 @@ class Profile:
 def _view_ratio(views, contiguous, np, rs, piece):
     """(time through a view of pieces / contiguous time, note) at (np, rs, piece),
     or (None, note) without view points.  Each view point's ratio is against the
-    contiguous point of the same kind, np, rs and operations per process.  At
+    contiguous point (of the same access type) with its collective flag, np, rs
+    and operations per process.  At
     each measured piece the ratio is interpolated as a bandwidth is (`_lookup`:
     log-log in rs, linear in np, the nearest beyond the measured range), then
     log-linearly in the piece between the two measured pieces around it (the
     nearest outside them)."""
     base = {(r["collective"], r["np"], r["transfer_size"], r["ops_per_process"]): r["bandwidth_Bps"]
-            for r in contiguous if r["access_type"] == (views[0]["access_type"] if views else None)}
+            for r in contiguous}
     by_piece = {}
     for r in views:
         b = base.get((r["collective"], r["np"], r["transfer_size"], r["ops_per_process"]))

@@ -369,8 +369,8 @@ static void parse_args(params_t *p, int argc, char **argv)
                     p->names = val;
                 } else if (strcmp(name, "--iomodel.piece") == 0) {
                     p->piece = size_arg(name, val);
-                    if (p->piece < 1)
-                        usage_error("--iomodel.piece must be at least 1 byte");
+                    if (p->piece < 1 || p->piece > INT_MAX)
+                        usage_error("--iomodel.piece must be 1 byte to %d bytes", INT_MAX);
                 } else if (strcmp(name, "--iomodel.gap") == 0) {
                     char *end;
                     errno = 0;

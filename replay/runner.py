@@ -128,7 +128,7 @@ def modelled_options(model, inv):
     opts = []
     # a view's blocks placed contiguously at the application's first offsets would
     # overlap (rank r's block over rank r+1's pieces): with no pieces to replay, IOR's layout
-    noncontig = off.get("contiguous") is False and not getattr(inv, "piece", None)
+    noncontig = off.get("contiguous") is False and not inv.piece
     if not inv.file_per_proc and off.get("first") is not None and not noncontig and \
             (off.get("per_rank") is not None or phases[0]["np"] == 1):
         if len(phases) == 1:                 # repetitions of one phase

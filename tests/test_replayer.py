@@ -467,7 +467,8 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["-a", "MPIIO", "-F", "--iomodel.piece=4k"], "--iomodel.piece needs -a MPIIO and one shared"),
     (["-a", "MPIIO", "-t", "16k", "-b", "16k", "--iomodel.piece=3k"],
      "--iomodel.piece=3072: -t (16384) must be a multiple of it"),
-    (["-a", "MPIIO", "--iomodel.piece=0"], "--iomodel.piece must be at least 1 byte"),
+    (["-a", "MPIIO", "--iomodel.piece=0"], "--iomodel.piece must be 1 byte to 2147483647 bytes"),
+    (["-a", "MPIIO", "--iomodel.piece=2g"], "--iomodel.piece must be 1 byte to 2147483647 bytes"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
