@@ -73,7 +73,7 @@ def mpirun(np):
 
 
 def char_args(np):
-    return ["--sizes", "4k,16k,64k,256k,1m,4m", "--np", f"1,{np}", "--ops", "write,read,reread",
+    return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", f"1,{np}", "--ops", "write,read,reread",
             "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
             "--pieces", "16k,64k,256k,1m"]
 

@@ -67,6 +67,7 @@ typedef struct {
     long long off_first, off_per_rank, off_stride;
     int tpn_override;
     double gap;               /* --iomodel.gap: idle seconds between segments */
+    double think;             /* --iomodel.think: computing seconds between transfers */
     int reread;               /* --iomodel.reread: -w -r through one open of the file */
     const char *names;        /* --iomodel.names: the files' names inside the directory -o */
     long long piece;          /* --iomodel.piece: bytes of one piece of a task's view (0: none) */
@@ -153,6 +154,10 @@ static void usage(void)
            "  --iomodel.tasksPerNode=K  tasks per node assumed by -C (default: as placed by MPI)\n"
            "  --iomodel.gap=S  stay idle S seconds between segments (the application's time\n"
            "                   between phases); not counted in the transfer time\n"
+           "  --iomodel.think=S  compute (spin) S seconds before every transfer but the first\n"
+           "                   (with --iomodel.gap: but each segment's first), the application's\n"
+           "                   computing between a phase's operations; not counted in the\n"
+           "                   transfer time\n"
            "  --iomodel.reread  with -w -r: read back through the open the write used (no\n"
            "                   close and reopen between them), as an application that\n"
            "                   rereads what it wrote; the open and close count in the write\n"
@@ -350,7 +355,7 @@ static void parse_args(params_t *p, int argc, char **argv)
             }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
                 strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0 ||
-                strcmp(name, "--iomodel.names") == 0 || strcmp(name, "--iomodel.piece") == 0) {
+                strcmp(name, "--iomodel.think") == 0 || strcmp(name, "--iomodel.names") == 0 || strcmp(name, "--iomodel.piece") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
@@ -371,12 +376,13 @@ static void parse_args(params_t *p, int argc, char **argv)
                     p->piece = size_arg(name, val);
                     if (p->piece < 1 || p->piece > INT_MAX)
                         usage_error("--iomodel.piece must be 1 byte to %d bytes", INT_MAX);
-                } else if (strcmp(name, "--iomodel.gap") == 0) {
+                } else if (strcmp(name, "--iomodel.gap") == 0 || strcmp(name, "--iomodel.think") == 0) {
                     char *end;
                     errno = 0;
-                    p->gap = strtod(val, &end);
-                    if (errno || *end || end == val || p->gap < 0 || p->gap > 3600)
-                        usage_error("bad --iomodel.gap=%s: expected seconds, 0 to 3600", val);
+                    double s = strtod(val, &end);
+                    if (errno || *end || end == val || !(s >= 0) || s > 3600)
+                        usage_error("bad %s=%s: expected seconds, 0 to 3600", name, val);
+                    *(strcmp(name, "--iomodel.gap") == 0 ? &p->gap : &p->think) = s;
                 } else {
                     p->tpn_override = int_arg(name, val, 1);
                 }
@@ -900,6 +906,14 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
             /* after an error keep issuing collective calls so that no rank waits forever */
             if (e.failed && !keep_going)
                 break;
+            /* the computing between a phase's operations: spin, as the application computes
+             * (a sleep would free the core and wake late); a gap replaces it between phases */
+            if (p->think > 0 && (j > 0 || (i > 0 && p->gap <= 0))) {
+                double s0 = MPI_Wtime();
+                while (MPI_Wtime() - s0 < p->think) {
+                }
+                idle += MPI_Wtime() - s0;
+            }
             transfer(p, fp, access, buf, base + order_at(&order, j) * p->xfer, unit, count, name, &e);
             ops++;
             if (access == WRITE && p->fsync_per_write)
@@ -909,7 +923,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     if (access == WRITE && p->fsync)
         file_sync(p, fp, name, &e);
     t[3] = MPI_Wtime();
-    t[2] += idle; /* the transfer time leaves the idle gaps out */
+    t[2] += idle; /* the transfer time leaves the idle gaps and the computing out */
     if (p->intra_barriers)
         MPI_Barrier(MPI_COMM_WORLD);
     t[4] = MPI_Wtime();

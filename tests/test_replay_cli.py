@@ -229,6 +229,32 @@ def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, t
     assert p.returncode == 2 and "--as-modelled needs --backend builtin" in p.stderr
 
 
+def test_replay_as_modelled_computes_between_a_phases_operations(traced, local_vc, tmp_path):
+    """ior_like contiguous at 2 ranks: one write phase of 8 operations per rank
+    (iop 1, rep 8) and one read of one.  As modelled, the write's run gets
+    --iomodel.think, the phase's span less its time in calls over the 7 gaps
+    between a rank's operations (the replayer's test checks what it does); the
+    read, one operation per rank, gets none."""
+    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.runner import modelled_options
+    r = traced("ior_like", 2, "contiguous")
+    mpath = tmp_path / "m.json"
+    assert run("analyze", r.trace_dir, "-o", mpath, "-q").returncode == 0
+    m = json.loads(mpath.read_text())
+    w, rd = m["phases"]
+    assert (w["operation"], w["iop"], w["rep"], rd["operation"], rd["rep"]) == ("write", 1, 8, "read", 1)
+    think = (w["duration_s"] - w["io_time_s"]) / 7
+    assert think > 0
+    opts = {inv.operation: modelled_options(m, inv) for inv in ior_invocations(m)}
+    assert opts["write"][-1] == f"--iomodel.think={think:.6f}"
+    assert not any(o.startswith("--iomodel.think") for o in opts["read"])
+    out = tmp_path / "r"
+    p = run("replay", mpath, "--vc", local_vc, "--backend", "builtin", "--as-modelled", "-o", out)
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    assert {e["operation"]: e["command"][-1] for e in runs}["write"] == opts["write"][-1]
+
+
 def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path):
     """S3D-like at 2 ranks, 16^3: per file, each rank writes its half (8 of 16 x
     planes: 16 KiB contiguous) of 16 arrays of 32 KiB after the 512-byte header,
@@ -252,7 +278,10 @@ def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path
         (2, 16 * 16384, 512, 16384, False, 16384)
     inv = next(i for i in ior_invocations(m) if i.phase_ids == [data["id"]])
     opts = modelled_options(m, inv)
-    assert (inv.piece, opts) == (16384, ["--iomodel.offsets=512,16384,0"])
+    # its 4 writes per file (iop 4) have set_view calls between them: the think time
+    think = (data["duration_s"] - data["io_time_s"]) / (data["iop"] * data["rep"] - 1)
+    assert (inv.piece, opts) == (16384, ["--iomodel.offsets=512,16384,0",
+                                         f"--iomodel.think={think:.6f}"])
     out = tmp_path / "replay-files"
     argv = get_backend("builtin").argv(inv, str(replayer_path()), tmp_path / "s.json", 1)
     argv = [a if a != inv.test_file else str(out) for a in argv] + opts

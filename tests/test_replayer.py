@@ -361,6 +361,37 @@ def test_iomodel_offsets_extension(tmp_path):
     assert (tmp_path / "off.dat").stat().st_size == MIB + 3 * 40 * KIB + 2 * 512 * KIB + 32 * KIB
 
 
+@pytest.mark.parametrize("gap", [None, 0.02])
+def test_think_and_gap_leave_time_between_transfers(tmp_path, gap):
+    """-s 2 -b 64k -t 16k: 4 writes per segment and rank.  --iomodel.think=0.004
+    computes at least 4 ms before every write but the first; with
+    --iomodel.gap=0.02 the first write of segment 1 comes at least 20 ms after
+    the last of segment 0 instead.  Neither counts in iomodelIoTime: it holds
+    the slowest rank's write calls and is at most that rank's span less its
+    7 waits (a millisecond allowed for the loop around the calls)."""
+    extra = [f"--iomodel.gap={gap}"] if gap else []
+    summary = tmp_path / "s.json"
+    _, trace = traced(tmp_path, "think", "-a", "MPIIO", "-w", "-s", 2, "-b", "64k", "-t", "16k",
+                      "-o", tmp_path / "t.dat", "-O", "summaryFormat=JSON",
+                      "-O", f"summaryFile={summary}", "--iomodel.think=0.004", *extra)
+    ev = [e for e in trace.events.to_pylist() if e["write"] and e["data"]]
+    want = [0.004] * 7
+    if gap:
+        want[3] = gap
+    in_calls, spans = [], []
+    for rank in range(NP):
+        calls = sorted((e["t_start"], e["t_end"]) for e in ev if e["rank"] == rank)
+        assert len(calls) == 8
+        waits = [b[0] - a[1] for a, b in zip(calls, calls[1:])]
+        assert all(w >= x for w, x in zip(waits, want)), (waits, want)
+        in_calls.append(sum(b - a for a, b in calls))
+        spans.append(calls[-1][1] - calls[0][0])
+    (o,) = parse_ior_json(summary)
+    assert max(in_calls) - 1e-6 <= o["io_time_s"] <= max(spans) - sum(want) + 1e-3
+    p = run(replay_cmd("-a", "MPIIO", "-w", "-o", tmp_path / "x.dat", "--iomodel.think=-1"))
+    assert p.returncode != 0 and "bad --iomodel.think=-1: expected seconds, 0 to 3600" in p.stderr
+
+
 @pytest.mark.parametrize("offsets", [None, "1m,4k,0"])
 def test_pieces_extension_moves_data_through_a_view(tmp_path, offsets):
     """--iomodel.piece=4k with -s 2 -b 32k -t 16k, 4 ranks: each transfer covers 4
