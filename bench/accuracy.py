@@ -379,7 +379,8 @@ def render(result):
             f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
             f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
-               "time between the phases of a run)" if "modelled" in kinds(result["rows"]) else "") + ". "
+               "time between the phases of a run and its computing between a phase's operations)"
+               if "modelled" in kinds(result["rows"]) else "") + ". "
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`.")
 
 
@@ -468,7 +469,7 @@ def main():
                         vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
                                 "--repeat", str(args.repeat), "-o", rdir], log=log)
                         repl = predict(mpath, vc, ["--replay", rdir], log)
-                        # and as modelled: the phases' offsets, the idle time between them
+                        # and as modelled: the phases' offsets, the idle time between them and within
                         mdir = work / f"replay-modelled-{vc.name}-{key}"
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
