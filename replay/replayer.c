@@ -355,7 +355,8 @@ static void parse_args(params_t *p, int argc, char **argv)
             }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
                 strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0 ||
-                strcmp(name, "--iomodel.think") == 0 || strcmp(name, "--iomodel.names") == 0 || strcmp(name, "--iomodel.piece") == 0) {
+                strcmp(name, "--iomodel.think") == 0 || strcmp(name, "--iomodel.names") == 0 ||
+                strcmp(name, "--iomodel.piece") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
