@@ -142,7 +142,7 @@ def test_characterize_rereads(local_vc, tmp_path):
     runs = json.loads((out / "results.json").read_text())["runs"].values()
     assert all({"-w", "-r", "--iomodel.reread"} <= set(e["command"]) and "-E" not in e["command"]
                for e in runs) and len(runs) == 2
-    # the one-operation point is the mean of 3 repetitions, the long one a single run
+    # the one-operation point is the median of 3 repetitions, the long one a single run
     reps = sorted((e["command"][e["command"].index("-s") + 1], e["repetitions"],
                    "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]) for e in runs)
     assert reps == [("1", 3, "3"), ("8", 1, False)]

@@ -535,6 +535,23 @@ def test_short_read_fails(tmp_path):
     assert len(ours) == 1 and "short read at offset 16384" in ours[0]
 
 
+def test_repetitions_give_the_median_time(tmp_path):
+    """-i 5: a phase's time is the median over the 5 repetitions of
+    iomodelIoTime (and of wrRdTime), not their mean, which a run's first
+    repetition (the first request's set-up) pulls up."""
+    summary = tmp_path / "s.json"
+    proc = run(replay_cmd("-a", "MPIIO", "-w", "-s", 2, "-b", "64k", "-t", "64k", "-i", 5,
+                          "-o", tmp_path / "f.dat", "-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}"))
+    assert proc.returncode == 0, proc.stderr
+    [o] = parse_ior_json(summary)
+    results = json.loads(summary.read_text())["tests"][0]["Results"]
+    reps = [r for x in results for r in (x if isinstance(x, list) else [x])]
+    assert len(reps) == 5 and o["repetitions"] == 5
+    assert o["io_time_s"] == sorted(r["iomodelIoTime"] for r in reps)[2]
+    assert o["transfer_time_s"] == sorted(r["wrRdTime"] for r in reps)[2]
+    assert o["io_bandwidth_Bps"] == NP * 2 * 64 * KIB / o["io_time_s"]
+
+
 def test_transfer_time_and_bandwidth_leave_open_and_close_out():
     """BW_CH of a replay is bytes / wrRdTime (a traced phase has no open or
     close); the fixture's first repetition: 32 MiB written in 0.059 s of
