@@ -389,6 +389,46 @@ def test_a_phase_of_few_operations_pays_the_fixed_cost():
     assert long_only.bandwidth("write", 4, 64 * KiB, ops=1) == (pts[0]["bw_Bps"], "measured")
 
 
+def test_computing_between_operations_meets_the_others_less_often():
+    """Two processes writing 16 KiB each 64 times to one file, independently,
+    computing 15 us between operations (duration - io_time = 63 x 15 us).
+    The profile, back to back: 10 us per operation alone (np 1), 20 us at np 2.
+    t = t_1 + u (t_np - t_1), u = t / (t + 15 us): t = 15 us, u = 0.5, so the
+    phase takes 64 x 15 us = 0.96 ms, not 64 x 20 us."""
+    KiB, us = 1024, 1e-6
+    m = json.loads(json.dumps(model("btio-B-4")))
+    ph = {**m["phases"][0], "collective": False, "np": 2, "ranks": "0-1", "iop": 1,
+          "request_sizes": [16 * KiB], "rs": 16 * KiB, "rs_min": 16 * KiB, "rs_max": 16 * KiB,
+          "rs_groups": None, "rep": 64, "weight": 2 * 64 * 16 * KiB,
+          "offsets": {"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
+          "io_time_s": 64 * 12 * us, "duration_s": 64 * 12 * us + 63 * 15 * us}
+    m.update(phases=[ph], weight=ph["weight"])
+    m["application"] = {**m["application"], "np": 2}
+    one = {"operation": "write", "access_type": "shared", "collective": False, "rs": 16 * KiB}
+    prof = Profile.from_points([{**one, "np": 1, "bw_Bps": 16 * KiB / (10 * us)},
+                                {**one, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us)}])
+    vc = types.SimpleNamespace(name="vc")
+    [p] = predict(m, vc, prof)["phases"]
+    assert p["time_s"] == pytest.approx(64 * 15 * us, rel=1e-12)
+    assert p["note"] == ("measured; computing 15.0 us between operations: the others' overlap u = 0.50 "
+                         "of each, per op 10.0 + 0.50 x (20.0 - 10.0) = 15.0 us (np 1: measured)")
+    back_to_back = 64 * 20 * us
+    # no computing between operations: the np 2 point as measured
+    assert predict({**m, "phases": [{**ph, "duration_s": ph["io_time_s"]}]}, vc, prof)["phases"][0][
+        "time_s"] == pytest.approx(back_to_back, rel=1e-12)
+    # a collective phase meets the others at every operation
+    coll = Profile.from_points([{**pt, "collective": True} for pt in prof.table.to_pylist()])
+    assert predict({**m, "phases": [{**ph, "collective": True}]}, vc, coll)["phases"][0][
+        "time_s"] == pytest.approx(back_to_back, rel=1e-12)
+    # without a point of one process there is nothing to say what the others cost
+    only2 = Profile.from_points([{**one, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us)}])
+    assert predict(m, vc, only2)["phases"][0]["note"] == "measured"
+    # one operation per process: nothing between operations
+    single = {**ph, "rep": 1, "weight": 2 * 16 * KiB, "duration_s": 1e-3}
+    assert predict({**m, "phases": [single], "weight": single["weight"]}, vc, prof)["phases"][0][
+        "time_s"] == pytest.approx(20 * us, rel=1e-12)
+
+
 def test_a_view_of_pieces_costs_the_measured_ratio():
     """View points (piece) against the contiguous point of the same kind, np, rs and
     operations: np 2, collective shared writes, 8 ops per process.  Contiguous: 1 MiB
