@@ -21,6 +21,8 @@ prorated), billing rounds the instance time up to the VC's billing unit.
 """
 import math
 
+import pyarrow.compute as pc
+
 from iomodel.models import rereads
 
 from .profile import MiB, Profile, ProfileError, ops_per_process
@@ -143,8 +145,7 @@ def _computing_between(phase, profile, op, args, bw):
     if np_ < 2 or phase.get("collective") is not False or not k or args[4] is None or args[4] < 2:
         return None
     t = profile.table
-    if not any(o == op and n == 1 for o, n in zip(t.column("operation").to_pylist(),
-                                                   t.column("np").to_pylist())):
+    if not pc.any(pc.and_(pc.equal(t["operation"], op), pc.equal(t["np"], 1))).as_py():
         return None       # no point of one process to tell what the others cost
     bw1, note1 = profile.bandwidth(op, 1, *args[1:])
     t1, tn = rs / bw1, rs * np_ / bw
