@@ -300,9 +300,7 @@ def repredict(result, work):
         if again.exists():
             p2 = json.loads(sh([*IOMODEL, "predict", work / f"{key}.home.json", "--vc", yaml, "--profile",
                                 f"{name}={again}", "--json"], os.environ).stdout)
-            r.update(predicted_again_io_time_s=p2["io_time_s"],
-                     error_predicted_again=err(p2["io_time_s"], r["measured_io_time_s"]),
-                     predicted_moved=err(p2["io_time_s"], pred["io_time_s"]))
+            record_again(r, p2["io_time_s"], pred["io_time_s"])
         r.update(predicted_io_time_s=pred["io_time_s"],
                  error_predicted=err(pred["io_time_s"], r["measured_io_time_s"]),
                  worst_phase_error_predicted=worst_error(r["phases"], "error_predicted"),
@@ -420,6 +418,14 @@ def finish(result, args):
         to_readme(text)
 
 
+def record_again(row, again_s, first_s):
+    """A row's prediction from the VC's second profile (--recheck), against the
+    measured time and against the first profile's prediction."""
+    row.update(predicted_again_io_time_s=again_s,
+               error_predicted_again=err(again_s, row["measured_io_time_s"]),
+               predicted_moved=err(again_s, first_s))
+
+
 def recheck(vc, work, np, homes, rows, profiles, log):
     """Characterize the VC again, now that its applications have run, and predict
     every row of it from that second profile too: a VC whose own speed moves
@@ -435,9 +441,7 @@ def recheck(vc, work, np, homes, rows, profiles, log):
             continue
         _, mpath, _ = homes[(r["app"], r["size"])]
         pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
-        r.update(predicted_again_io_time_s=pred["io_time_s"],
-                 error_predicted_again=err(pred["io_time_s"], r["measured_io_time_s"]),
-                 predicted_moved=err(pred["io_time_s"], r["predicted_io_time_s"]))
+        record_again(r, pred["io_time_s"], r["predicted_io_time_s"])
     print(f"[{vc.name}] characterized again in {time.monotonic() - t0:.0f} s", flush=True)
 
 
