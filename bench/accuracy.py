@@ -8,7 +8,7 @@ For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
 disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
 link, and with two, testbed/gluster), it characterizes the VC once (a small
 sweep, np 1 and --np, each point also with one operation per process, and the shared
-points of --np also through views of pieces). Then for each
+points of --np also through views of pieces; every point --repeat times, the median). Then for each
 (app, size) below it traces the application once on tmpfs (the home cluster),
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s), predicts from a replay of the model on the VC
@@ -72,10 +72,12 @@ def mpirun(np):
     return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(np)]
 
 
-def char_args(np):
+def char_args(np, repeat):
+    # --repeat: a point's time is the median of its repetitions, as a replay's and the
+    # applications' are (one 7 ms tmpfs write ranged 6.3-8.4 ms over 42 repetitions)
     return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", f"1,{np}", "--ops", "write,read,reread",
             "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
-            "--pieces", "16k,64k,256k,1m"]
+            "--pieces", "16k,64k,256k,1m", "--repeat", str(repeat)]
 
 
 def machine():
@@ -426,14 +428,14 @@ def record_again(row, again_s, first_s):
                predicted_moved=err(again_s, first_s))
 
 
-def recheck(vc, work, np, homes, rows, profiles, log):
+def recheck(vc, work, char, homes, rows, profiles, log):
     """Characterize the VC again, now that its applications have run, and predict
     every row of it from that second profile too: a VC whose own speed moves
     between the two (tmpfs, at memory speed on shared cores) moves every estimate
     made on it by as much, whatever the model."""
     t0 = time.monotonic()
     cdir = work / f"char-{vc.name}-again"
-    vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char_args(np),
+    vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char,
             "-o", cdir], log=log, timeout=1800)
     profiles[vc.name]["again_seconds"] = round(time.monotonic() - t0, 1)
     for r in rows:
@@ -469,7 +471,7 @@ def main():
     ap.add_argument("--np", type=int, default=NP, help="ranks of every application run (default: %(default)s)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each application on each VC (per phase the median), and IOR "
-                         "repetitions of each replay (-i, their median)")
+                         "repetitions of each replay and of each profile point (-i, their median)")
     ap.add_argument("--recheck", default="tmpfs", metavar="VCS",
                     help="VCs characterized a second time after their applications ran, every row "
                          "predicted from both profiles: how far the VC itself moved meanwhile "
@@ -523,7 +525,7 @@ def main():
                 vc.start(log)
                 t0 = time.monotonic()
                 cdir = work / f"char-{vc.name}"
-                vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char_args(args.np), "-o", cdir],
+                vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char_args(args.np, args.repeat), "-o", cdir],
                        log=log, timeout=1800)
                 profiles[vc.name] = {"dir": str(cdir), "seconds": round(time.monotonic() - t0, 1)}
                 print(f"[{vc.name}] characterized in {time.monotonic() - t0:.0f} s")
@@ -609,7 +611,7 @@ def main():
                         print(f"[{vc.name}] {app} {size}: FAILED {str(e)[:300]}", flush=True)
                     rows.append(row)
                 if vc.name in args.recheck.split(","):
-                    recheck(vc, work, args.np, homes, rows, profiles, log)
+                    recheck(vc, work, char_args(args.np, args.repeat), homes, rows, profiles, log)
             finally:
                 vc.stop(log)
     finally:
@@ -621,7 +623,7 @@ def main():
     mach = machine()
     result = {"machine": mach, "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
                                        for vc in vcs},
-              "characterize": {"args": char_args(args.np), **profiles},
+              "characterize": {"args": char_args(args.np, args.repeat), **profiles},
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
                                   "process's time inside the phase's I/O calls, less any wait in its first "
                                   "collective call for the last process to enter it), summed; measured_span_s: "

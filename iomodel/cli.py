@@ -461,7 +461,7 @@ def build_parser():
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")
     ch.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="repetitions of each point (IOR -i, their mean); one-operation points "
+                    help="repetitions of each point (IOR -i, their median); one-operation points "
                     "at least 3")
     ch.add_argument("--timeout", type=float, metavar="S")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")

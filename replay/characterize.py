@@ -76,7 +76,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     """Run the sweep; returns (Profile of the points measured, failures).
     one_op: each point is also measured with one operation per process (the
     fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
-    repetitions (IOR -i, their mean).  pieces: sizes of the view points
+    repetitions (IOR -i, their median).  pieces: sizes of the view points
     (`view_points`; the builtin backend only: IOR has no such view)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
