@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,9 @@ IOMODEL = [str(ROOT / ".venv" / "bin" / "iomodel")]
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 NP = 2          # ranks of every application run (--np): one per core of this 2-core machine
 MiB = 1 << 20
+# seconds a VC's characterization may take per repetition of its points (gluster2,
+# two servers behind 100 Mbit/s links, took 1200 s with one and more than 1800 with three)
+CHAR_TIMEOUT = 1800
 
 # (app, size label, program, args after OUTDIR)
 # (app, size label, program, args after OUTDIR): the issue's five example applications
@@ -91,7 +95,17 @@ def machine():
 
 def sh(cmd, env, timeout=900, check=True, log=None):
     t0 = time.monotonic()
-    p = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True, timeout=timeout)
+    # a session of its own: on a timeout the whole group goes (the mpirun and ranks of an
+    # iomodel command too, which would otherwise keep the VC's mount busy for its stop)
+    with subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as p:
+        try:
+            out, errs = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise
+    p = subprocess.CompletedProcess(p.args, p.returncode, out, errs)
     if log is not None:
         log.write(f"$ {' '.join(map(str, cmd))}  [{time.monotonic() - t0:.1f} s, rc {p.returncode}]\n"
                   f"{p.stdout[-3000:]}{p.stderr[-3000:]}\n")
@@ -112,7 +126,13 @@ class VC:
         base.mkdir(parents=True, exist_ok=True)
         self.yaml = base / f"testbed-{name}.yaml"
         if name == "tmpfs":
-            self.mount = Path(tempfile.mkdtemp(prefix="iomodel-acc-tmpfs-", dir="/dev/shm"))
+            if self.yaml.exists():   # --resume: the same work dir, so the same runs' keys
+                wd = next(l.split(":", 1)[1].strip() for l in self.yaml.read_text().splitlines()
+                          if l.strip().startswith("workdir:"))
+                self.mount = Path(wd).parent
+                self.mount.mkdir(parents=True, exist_ok=True)
+            else:
+                self.mount = Path(tempfile.mkdtemp(prefix="iomodel-acc-tmpfs-", dir="/dev/shm"))
             text = (ROOT / "replay" / "clusters" / "local.yaml").read_text()
             text = (text.replace("name: local", "name: testbed-tmpfs")
                     .replace("workdir: /tmp/iomodel-replay", f"workdir: {self.mount}/work")
@@ -181,6 +201,13 @@ def trace_and_model(runner, cmd, tdir, mpath, log):
     wall = time.monotonic() - t0
     sh([*IOMODEL, "analyze", tdir, "-o", mpath, "-q"], os.environ, log=log)
     return json.loads(Path(mpath).read_text()), wall
+
+
+def reuse_or_trace(runner, cmd, tdir, mpath, log, resume):
+    """trace_and_model, or with --resume the model a run before made (its wall time unknown)."""
+    if resume and Path(mpath).is_file():
+        return json.loads(Path(mpath).read_text()), None
+    return trace_and_model(runner, cmd, tdir, mpath, log)
 
 
 def predict(model_path, vc, extra, log):
@@ -428,7 +455,7 @@ def record_again(row, again_s, first_s):
                predicted_moved=err(again_s, first_s))
 
 
-def recheck(vc, work, char, homes, rows, profiles, log):
+def recheck(vc, work, char, timeout, homes, rows, profiles, log):
     """Characterize the VC again, now that its applications have run, and predict
     every row of it from that second profile too: a VC whose own speed moves
     between the two (tmpfs, at memory speed on shared cores) moves every estimate
@@ -436,7 +463,7 @@ def recheck(vc, work, char, homes, rows, profiles, log):
     t0 = time.monotonic()
     cdir = work / f"char-{vc.name}-again"
     vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char,
-            "-o", cdir], log=log, timeout=1800)
+            "-o", cdir], log=log, timeout=timeout)
     profiles[vc.name]["again_seconds"] = round(time.monotonic() - t0, 1)
     for r in rows:
         if r["vc"] != vc.name or r.get("error"):
@@ -478,6 +505,10 @@ def main():
                          "(default: %(default)s; '' for none)")
     ap.add_argument("--no-readme", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--resume", metavar="WORKDIR",
+                    help="go on in the work directory of a bench that stopped (implies --keep): its "
+                         "traces and models are reused, characterize and replay go on from their "
+                         "results.json, the rest is measured anew")
     ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
     ap.add_argument("--render", metavar="JSON", help="only score and render results already measured "
                     "(e.g. bench/results/accuracy.json) to -o and the README")
@@ -495,11 +526,17 @@ def main():
     # daemons (throttlefs, Gluster's client and servers) share with the ranks here
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_mpi_yield_when_idle": "1"}
-    work = Path(tempfile.mkdtemp(prefix="iomodel-accuracy-", dir="/tmp"))
-    log = open(work / "log.txt", "w")
+    if args.resume:      # what a stopped bench recorded is reused, the rest measured
+        work = Path(args.resume)
+        if not (work / "log.txt").is_file():
+            sys.exit(f"bench/accuracy.py: {work}: not a work directory of this bench (no log.txt)")
+        args.keep = True
+    else:
+        work = Path(tempfile.mkdtemp(prefix="iomodel-accuracy-", dir="/tmp"))
+    log = open(work / "log.txt", "a")
     print(f"work dir {work} (log: {work}/log.txt)")
     bindir = work / "bin"
-    bindir.mkdir()
+    bindir.mkdir(exist_ok=True)
     for name, src in PROGRAMS.items():
         sh(["mpicc", "-O2", "-o", bindir / name, src, "-lm"], env, log=log)
     apps = [a for a in APPS if args.apps is None or a[0] in args.apps.split(",")]
@@ -514,20 +551,28 @@ def main():
             d = home / key
             d.mkdir()
             mpath = work / f"{key}.home.json"
-            m, wall = trace_and_model(lambda c, **kw: sh(c, env, **kw), app_cmd(bindir, prog, d, a, args.np),
-                                      work / f"{key}.home.trace", mpath, log)
+            m, wall = reuse_or_trace(lambda c, **kw: sh(c, env, **kw), app_cmd(bindir, prog, d, a, args.np),
+                                     work / f"{key}.home.trace", mpath, log, args.resume)
             shutil.rmtree(d, ignore_errors=True)
             homes[(app, size)] = (key, mpath, m)
             print(f"home trace {app} {size}: {len(m['phases'])} phases, {m['weight'] / MiB:.2f} MiB, "
                   f"I/O {m['application']['io_time_s']:.3f} s")
         for vc in vcs:
             try:
-                vc.start(log)
                 t0 = time.monotonic()
                 cdir = work / f"char-{vc.name}"
-                vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char_args(args.np, args.repeat), "-o", cdir],
-                       log=log, timeout=1800)
-                profiles[vc.name] = {"dir": str(cdir), "seconds": round(time.monotonic() - t0, 1)}
+                resumed = (cdir / "results.json").exists()
+                try:
+                    vc.start(log)
+                    vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin",
+                            *char_args(args.np, args.repeat), "-o", cdir], log=log, timeout=CHAR_TIMEOUT * args.repeat)
+                except Exception as e:   # the VCs before and after it keep their rows
+                    profiles[vc.name] = {"dir": str(cdir), "error": str(e)[-1500:]}
+                    print(f"[{vc.name}] start or characterize FAILED {str(e)[:300]} (rerun with --resume {work} "
+                          f"to go on from what it measured)", flush=True)
+                    continue
+                profiles[vc.name] = {"dir": str(cdir), "seconds": round(time.monotonic() - t0, 1),
+                                     **({"resumed": True} if resumed else {})}
                 print(f"[{vc.name}] characterized in {time.monotonic() - t0:.0f} s")
                 for app, size, prog, a in apps:
                     key, mpath, m = homes[(app, size)]
@@ -553,9 +598,9 @@ def main():
                             data = vc.mount / "work" / f"app-{key}"
                             shutil.rmtree(data, ignore_errors=True)
                             data.mkdir(parents=True)
-                            runs.append(trace_and_model(vc.run, app_cmd(bindir, prog, data, a, args.np),
-                                                        work / f"{key}.{vc.name}.{k}.trace",
-                                                        work / f"{key}.{vc.name}.{k}.json", log))
+                            runs.append(reuse_or_trace(vc.run, app_cmd(bindir, prog, data, a, args.np),
+                                                       work / f"{key}.{vc.name}.{k}.trace",
+                                                       work / f"{key}.{vc.name}.{k}.json", log, args.resume))
                             shutil.rmtree(data, ignore_errors=True)
                         same = all(len(vm["phases"]) == len(m["phases"]) and
                                    [p["operation"] for p in vm["phases"]] == [p["operation"] for p in m["phases"]]
@@ -611,7 +656,7 @@ def main():
                         print(f"[{vc.name}] {app} {size}: FAILED {str(e)[:300]}", flush=True)
                     rows.append(row)
                 if vc.name in args.recheck.split(","):
-                    recheck(vc, work, char_args(args.np, args.repeat), homes, rows, profiles, log)
+                    recheck(vc, work, char_args(args.np, args.repeat), CHAR_TIMEOUT * args.repeat, homes, rows, profiles, log)
             finally:
                 vc.stop(log)
     finally:
@@ -629,7 +674,9 @@ def main():
                                   "collective call for the last process to enter it), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
-              "repeat": args.repeat, "np": args.np, "rows": rows}
+              "repeat": args.repeat, "np": args.np, "rows": rows,
+              **({"resumed": "the work directory of a bench that stopped, its measurements reused "
+                             "(wall_s: this run's part)"} if args.resume else {})}
     finish(result, args)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
