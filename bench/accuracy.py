@@ -3,6 +3,7 @@
     .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster,gluster2] [--repeat 3]
                                        [--disk-mibps 60] [--gluster-rate 300mbit]
                                        [--gluster2-rate 100mbit] [--apps A,B] [--no-readme]
+                                       [--keep] [--resume WORKDIR]
 
 For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
 disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
@@ -422,7 +423,7 @@ def render(result):
             f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
             f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
             f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
-            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"])) +
+            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + failed_vc_lines(result)) +
             f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
             f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
@@ -472,6 +473,12 @@ def recheck(vc, work, char, timeout, homes, rows, profiles, log):
         pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
         record_again(r, pred["io_time_s"], r["predicted_io_time_s"])
     print(f"[{vc.name}] characterized again in {time.monotonic() - t0:.0f} s", flush=True)
+
+
+def failed_vc_lines(result):
+    """One sentence per VC that could not be started or characterized (it has no rows)."""
+    return [f"{vc}: no rows, its start or characterization failed: {v['error'].strip().splitlines()[0][:200]}"
+            for vc, v in result["characterize"].items() if isinstance(v, dict) and v.get("error")]
 
 
 def recheck_lines(rows):
