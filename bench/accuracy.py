@@ -79,7 +79,8 @@ def mpirun(np):
 
 def char_args(np, repeat):
     # --repeat: a point's time is the median of its repetitions, as a replay's and the
-    # applications' are (one 7 ms tmpfs write ranged 6.3-8.4 ms over 42 repetitions)
+    # applications' are (one 7 ms tmpfs write ranged 6.3-8.4 ms over 42 repetitions);
+    # since run 14 they are passes over the whole sweep, not repetitions back to back
     return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", f"1,{np}", "--ops", "write,read,reread",
             "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
             "--pieces", "16k,64k,256k,1m", "--repeat", str(repeat)]

@@ -328,7 +328,8 @@ def cmd_characterize(args):
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
           f"`profile:` at it, or use --profile {cluster.name}={path}")
     if failures:
-        return fail(f"{len(failures)} sweep point(s) failed (see {out}/results.json); "
+        return fail(f"{len(failures)} sweep run(s) failed (see {out}/results.json; with --repeat, "
+                    "a point is measured by the passes that ran); "
                     "run again to retry them", code=1)
     return 0
 
@@ -461,8 +462,9 @@ def build_parser():
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")
     ch.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="repetitions of each point (IOR -i, their median); one-operation points "
-                    "at least 3")
+                    help="passes over the whole sweep, each point once per pass, its time the "
+                    "median of the passes (a slow stretch of the cluster then slows one repetition "
+                    "of a point, not all); one-operation points at least 3 times (IOR -i within a pass)")
     ch.add_argument("--timeout", type=float, metavar="S")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")
     ch.add_argument("--profile", metavar="FILE", help="where to write the profile (default DIR/profile.parquet)")

@@ -63,6 +63,19 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
 ONE_OP_REPEAT = 3
 
 
+def reps_per_pass(segments, passes):
+    """IOR -i of one pass over a point: 1, but a one-operation point is measured at
+    least ONE_OP_REPEAT times over all the passes."""
+    return -(-ONE_OP_REPEAT // passes) if segments == 1 else 1
+
+
+def median_entry(entries):
+    """Of a point's passes, the one whose time is the median (the lower middle one
+    of an even number): its time and bandwidth belong together."""
+    ranked = sorted(entries, key=lambda e: e.get("time_s") or 0.0)
+    return ranked[(len(ranked) - 1) // 2]
+
+
 def view_points(points, pieces):
     """For each shared point of several processes whose size is a multiple of a
     piece, larger than it: the same through a view of such pieces (the ratio of
@@ -74,10 +87,12 @@ def view_points(points, pieces):
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
+    repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
     fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
-    repetitions (IOR -i, their median).  pieces: sizes of the view points
-    (`view_points`; the builtin backend only: IOR has no such view)."""
+    repetitions over all passes (IOR -i within a pass, their median).  pieces:
+    sizes of the view points (`view_points`; the builtin backend only: IOR has
+    no such view)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
@@ -97,29 +112,42 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         if one_op and inv.segments > 1 and not pt.get("piece"):
             runs.append((pt, invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
                                         getattr(cluster, "defeat_page_cache", False), segments=1)))
-    measured, failures = [], []
+    # --repeat N: N passes over the whole sweep, each point once per pass, rather than
+    # N repetitions back to back: a slow stretch of the cluster (on Gluster, one
+    # sweep's 256 KiB writes at 17 MiB/s, its 64 KiB and 1 MiB ones at 26 MiB/s)
+    # then slows one of a point's repetitions, which the median drops, not all.
+    passes = max(1, repeat)
+    entries = {}                       # run index -> the passes' ok entries
+    failures = []
+    for p in range(passes):
+        for i, (pt, inv) in enumerate(runs, 1):
+            key = key_of(inv) if passes == 1 else f"{key_of(inv)}@pass{p + 1}of{passes}"
+            head = (f"[{i}/{len(runs)}{f' pass {p + 1}/{passes}' if passes > 1 else ''}] "
+                    f"{pt['operation']} {pt['access_type']} "
+                    f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
+                    f"rs {pt['rs']} B x {inv.segments}"
+                    + (f" in pieces of {pt['piece']} B" if pt.get("piece") else ""))
+            entry = state.done(key)
+            if entry is None:
+                print(f"{head} ...", end="", file=progress, flush=True)
+                entry = execute(inv, cluster, backend, prog, state.dir,
+                                reps_per_pass(inv.segments, passes), timeout)
+                entry["point"] = {**pt, "ops_per_process": inv.segments}
+                state.record(key, entry)
+                print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
+                      f" FAILED: {entry['error']}", file=progress)
+            else:
+                print(f"{head}: done before", file=progress)
+            if entry["ok"]:
+                entries.setdefault(i, []).append(entry)
+            else:
+                failures.append(entry)
+    measured = []
     for i, (pt, inv) in enumerate(runs, 1):
-        key = key_of(inv)
-        head = (f"[{i}/{len(runs)}] {pt['operation']} {pt['access_type']} "
-                f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
-                f"rs {pt['rs']} B x {inv.segments}"
-                + (f" in pieces of {pt['piece']} B" if pt.get("piece") else ""))
-        entry = state.done(key)
-        if entry is None:
-            print(f"{head} ...", end="", file=progress, flush=True)
-            reps = max(repeat, ONE_OP_REPEAT) if inv.segments == 1 else repeat
-            entry = execute(inv, cluster, backend, prog, state.dir, reps, timeout)
-            entry["point"] = {**pt, "ops_per_process": inv.segments}
-            state.record(key, entry)
-            print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
-                  f" FAILED: {entry['error']}", file=progress)
-        else:
-            print(f"{head}: done before", file=progress)
-        if entry["ok"]:
+        if i in entries:
+            entry = median_entry(entries[i])
             measured.append({**pt, "ops_per_process": inv.segments, "bw_Bps": entry["bandwidth_Bps"],
                              "time_s": entry.get("time_s"), "source": backend.name})
-        else:
-            failures.append(entry)
     return Profile.from_points(measured), failures
 
 

@@ -152,6 +152,32 @@ def test_characterize_rereads(local_vc, tmp_path):
         in bad.stderr
 
 
+def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
+    """--repeat 2: two passes over the sweep, every point once in each (pass 1 of
+    every point before pass 2 of any), each pass a run of its own in
+    results.json; 64 KiB at np 2 with --bytes 1m: 8 operations per process and
+    the one-operation point, which takes -i 2 in each pass (at least 3 in all);
+    a point's time is that of its median pass, the lower of two."""
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "2", "--ops", "write", "--access", "shared", "--collective", "collective",
+            "--bytes", "1m", "--repeat", "2", "-o", out)
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"]
+
+    def segs(e):
+        return int(e["command"][e["command"].index("-s") + 1])
+
+    def i_opt(e):
+        return "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]
+    assert [(k.rsplit("@", 1)[1], segs(e), i_opt(e)) for k, e in runs.items()] == \
+        [("pass1of2", 8, False), ("pass1of2", 1, "2"), ("pass2of2", 8, False), ("pass2of2", 1, "2")]
+    assert "pass 2/2" in p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    lower = {n: min(e["time_s"] for e in runs.values() if segs(e) == n) for n in (8, 1)}
+    assert sorted((r["ops_per_process"], r["time_s"]) for r in rows) == [(1, lower[1]), (8, lower[8])]
+
+
 def test_characterize_views_of_pieces(local_vc, tmp_path):
     """--pieces 64k,1m: each shared point of 2 processes whose size is a larger
     multiple of a piece is measured again through a view of such pieces: with
