@@ -71,8 +71,9 @@ def reps_per_pass(segments, passes):
 
 def median_entry(entries):
     """Of a point's passes, the one whose time is the median (the lower middle one
-    of an even number): its time and bandwidth belong together."""
-    ranked = sorted(entries, key=lambda e: e.get("time_s") or 0.0)
+    of an even number): its time and bandwidth belong together.  A backend whose
+    output gave no time is ranked by bandwidth (the passes move the same bytes)."""
+    ranked = sorted(entries, key=lambda e: e.get("time_s") or 1.0 / e["bandwidth_Bps"])
     return ranked[(len(ranked) - 1) // 2]
 
 
