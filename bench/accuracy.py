@@ -1,6 +1,6 @@
 """Prediction accuracy against real runs on the testbed VCs (issue 5).
 
-    .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster,gluster2] [--repeat 3]
+    .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster,gluster2] [--repeat 3] [--tmpfs-runs 9]
                                        [--disk-mibps 60] [--gluster-rate 300mbit]
                                        [--gluster2-rate 100mbit] [--apps A,B] [--no-readme]
                                        [--keep] [--resume WORKDIR]
@@ -14,7 +14,8 @@ points of --np also through views of pieces; every point --repeat times, the med
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s), predicts from a replay of the model on the VC
 (replayed_io_time_s, IOR-style repetitions), and runs the application itself
---repeat times on the VC under the tracer, its data directory on the VC's mount. The
+--repeat times on the VC under the tracer (tmpfs: --tmpfs-runs times, and its replays
+as many repetitions), its data directory on the VC's mount. The
 measured time of a phase is the median over those runs of its `io_time_s` (the
 slowest process's time inside the phase's I/O calls, less any wait in its first
 collective call for the last process to enter it; its span `duration_s`,
@@ -124,6 +125,10 @@ class VC:
     def __init__(self, name, work, env, args):
         self.name, self.env, self.script = name, dict(env), name
         self.started = False
+        # runs of each application and repetitions of each replay: tmpfs's phases last
+        # milliseconds and its runs are cheap but jittery (one run in ten of s3d_like 48^3
+        # took 15-30% longer), so it gets more of them
+        self.runs = args.tmpfs_runs if name == "tmpfs" else args.repeat
         base = work / "vc" / name
         base.mkdir(parents=True, exist_ok=True)
         self.yaml = base / f"testbed-{name}.yaml"
@@ -417,6 +422,8 @@ def per_vc_lines(rows):
 
 def render(result):
     mach, rep = result["machine"], result.get("repeat", 1)
+    other = {vc: n for vc, n in result.get("runs", {}).items() if n != rep}
+    reps = f"{rep}" + (f" ({', '.join(f'{vc}: {n}' for vc, n in other.items())})" if other else "")
     vcs_line = "; ".join(f"{k}: {v['limit']}" for k, v in result["vcs"].items())
     g = result["goals"]
     return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
@@ -427,12 +434,12 @@ def render(result):
             + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + failed_vc_lines(result)) +
             f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
-            f"Measured: per phase the median over {rep} traced runs of the application on the VC of the "
+            f"Measured: per phase the median over {reps} traced runs of the application on the VC of the "
             f"slowest process's time inside the phase's I/O calls, less any wait in its first "
             f"collective call for the last process to enter it (the model's `io_time_s`), summed; span: "
             f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
             f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
-            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`"
+            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {reps}`"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run and its computing between a phase's operations)"
                if "modelled" in kinds(result["rows"]) else "") + ". "
@@ -507,6 +514,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each application on each VC (per phase the median), and IOR "
                          "repetitions of each replay and of each profile point (-i, their median)")
+    ap.add_argument("--tmpfs-runs", type=int, default=9,
+                    help="--repeat for the tmpfs VC's application runs and replays, whose phases "
+                         "last milliseconds (default: %(default)s; its profile keeps --repeat)")
     ap.add_argument("--recheck", default="tmpfs", metavar="VCS",
                     help="VCs characterized a second time after their applications ran, every row "
                          "predicted from both profiles: how far the VC itself moved meanwhile "
@@ -591,18 +601,18 @@ def main():
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
                         vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
-                                "--repeat", str(args.repeat), "-o", rdir], log=log)
+                                "--repeat", str(vc.runs), "-o", rdir], log=log)
                         repl = predict(mpath, vc, ["--replay", rdir], log)
                         # and as modelled: the phases' offsets, the idle time between them and within
                         mdir = work / f"replay-modelled-{vc.name}-{key}"
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
                         vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
-                                "--as-modelled", "--repeat", str(args.repeat), "-o", mdir], log=log)
+                                "--as-modelled", "--repeat", str(vc.runs), "-o", mdir], log=log)
                         modl = predict(mpath, vc, ["--replay", mdir], log)
-                        # the application itself, args.repeat times: per phase the median duration
+                        # the application itself, vc.runs times: per phase the median duration
                         runs = []
-                        for k in range(args.repeat):
+                        for k in range(vc.runs):
                             data = vc.mount / "work" / f"app-{key}"
                             shutil.rmtree(data, ignore_errors=True)
                             data.mkdir(parents=True)
@@ -682,7 +692,7 @@ def main():
                                   "collective call for the last process to enter it), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
-              "repeat": args.repeat, "np": args.np, "rows": rows,
+              "repeat": args.repeat, "runs": {vc.name: vc.runs for vc in vcs}, "np": args.np, "rows": rows,
               **({"resumed": "the work directory of a bench that stopped, its measurements reused "
                              "(wall_s: this run's part)"} if args.resume else {})}
     finish(result, args)
