@@ -445,7 +445,7 @@ def build_parser():
     ch = sub.add_parser("characterize", help="measure a cluster's bandwidth profile",
                         description="Run a sweep of IOR invocations (request sizes, process "
                         "counts, read and write, shared and unique, collective and independent) "
-                        "and store the cluster's bandwidth profile as Parquet.")
+                        "and store the cluster's bandwidth profile as Parquet (docs/commands/characterize.md).")
     ch.add_argument("--vc", required=True, help="cluster description")
     ch.add_argument("--backend", choices=("ior", "builtin"), default="ior")
     ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")
