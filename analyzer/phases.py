@@ -8,6 +8,7 @@ Python loops are over ranks, phases and distinct files, never operations.
 import re
 
 import numpy as np
+import pyarrow as pa
 
 import iomodel
 from iomodel.models import FORMAT, VERSION, find_runs, format_ranks, validate
@@ -277,13 +278,14 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     # (one burst an operation): pages never written are never resident
     total = len(ops)
     bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
-    mixed, base = {}, 0
+    mixed, base, calls = {}, 0, None
     for i in range(len(ops.ranks)):
         r = ops.ranks[i]
         if len(r):
             g, j, gap = prepare(r)
             split = votes[i] if votes is not None else gap > threshold
             b, m = rank_bursts(r, g, j & ~split, gap, clock, len(ops.routines))
+            calls = _merge_calls(calls, _collective_calls(r, b, len(ops.routines)))
             n = len(b["rank"])
             for f in BURST_FIELDS:
                 bursts[f][base:base + n] = b[f]
@@ -298,8 +300,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     bursts = {f: a[:base] for f, a in bursts.items()}
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed)
-    del bursts
+    phases, order = _phases(ops, bursts, mixed, calls)
+    del bursts, calls
     files = _files(groups, phases, extent, nprocs)
     model = {
         "format": FORMAT, "version": VERSION,
@@ -323,20 +325,21 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     return validate(model)
 
 
-def _phases(ops, b, mixed):
+def _phases(ops, b, mixed, calls=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
-    are looked at burst by burst."""
+    are looked at burst by burst.  `calls`: the collective calls' last entry
+    and last exit (_collective_calls), for the collective phases' io_time_s."""
     nb = len(b["rank"])
     if not nb:
         return [], []
-    key = (b["group"].astype(np.int64) * 2 + b["write"]) * (len(ops.routines) + 1) + b["routine"]
-    pkey = key * (int(b["k"].max()) + 1) + b["k"]
-    del key
+    kmul = int(b["k"].max()) + 1
+    pkey = _burst_key(b, len(ops.routines)) * kmul + b["k"]
     order = np.argsort(pkey, kind="stable")          # by phase, then by rank
     sk = pkey[order]
     head = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+    phase_keys = sk[head]
     del pkey, sk
     nph = len(head)
     count = np.diff(np.r_[head, nb])
@@ -386,6 +389,7 @@ def _phases(ops, b, mixed):
     agg["stride_hi"] = hi(np.where(multi, stride, -big))
     agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
     del d, inside, stride, multi, off0
+    agg["busy"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
     groups = {g: b[g][order[head]].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
     out = []
@@ -399,6 +403,79 @@ def _phases(ops, b, mixed):
         p["id"] = position[i] + 1
     out.sort(key=lambda p: p["id"])
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
+
+
+def _burst_key(b, nroutines):
+    """A burst's key: its file group, operation and routine (step 3 joins the
+    k-th bursts of every rank with one key)."""
+    return (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
+
+
+def _collective_calls(r, b, nroutines):
+    """One entry per collective operation of the rank (numpy columns): its
+    burst's key and k, its place j in the burst, its start t0 and end t1.  The
+    j-th operation of the k-th bursts with one key is one collective call of
+    every process in the phase."""
+    sel = np.flatnonzero(b["collective"] == 1)
+    if not len(sel):
+        return None
+    nops = b["rep"].astype(np.int64) * b["iop"]      # a burst's operations: its pattern, rep times
+    starts = np.cumsum(nops) - nops
+    lens = nops[sel]
+    j = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+    idx = np.repeat(starts[sel], lens) + j
+    return {"key": np.repeat(_burst_key(b, nroutines)[sel], lens),
+            "k": np.repeat(b["k"][sel].astype(np.int64), lens), "j": j,
+            "t0": r.t_start[idx], "t1": r.t_end[idx]}
+
+
+CALL_KEYS = ("key", "k", "j")
+
+
+def _merge_calls(acc, new):
+    """The calls seen so far, each with its last entry (t0) and last exit (t1)
+    over the ranks read: one entry per call, not per rank and call.  Ranks
+    usually make the same calls in the same order: then an elementwise
+    maximum; otherwise a group-by."""
+    if new is None:
+        return acc
+    if acc is None:
+        return new
+    if len(acc["j"]) == len(new["j"]) and all(np.array_equal(acc[c], new[c]) for c in CALL_KEYS):
+        np.maximum(acc["t0"], new["t0"], out=acc["t0"])
+        np.maximum(acc["t1"], new["t1"], out=acc["t1"])
+        return acc
+    t = pa.table({c: np.concatenate([acc[c], new[c]]) for c in acc})
+    t = t.group_by(list(CALL_KEYS)).aggregate([("t0", "max"), ("t1", "max")])
+    return {**{c: t[c].to_numpy() for c in CALL_KEYS}, "t0": t["t0_max"].to_numpy(),
+            "t1": t["t1_max"].to_numpy()}
+
+
+def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
+    """A phase's io_time_s.  Of a collective phase whose processes made as many
+    calls: the sum over its calls of the time from the last process's entry to
+    the last process's exit.  A collective call cannot do its I/O before every
+    process has called it, and is done for the phase when the last one leaves:
+    a process that enters early waits for the others' computation, and one that
+    leaves early (a non-aggregator of a two-phase write) waits later, in the
+    next collective call or in a synchronizing call between them, such as
+    MPI_File_set_view, that is no I/O call (S3D's four writes per file: each
+    process's own calls held 108 ms of a 122 ms phase on the Gluster VC, its
+    calls from last entry to last exit 122 ms, a replay 123 ms).  Else the
+    slowest process's time in its calls, less the time its first call waited
+    for the last process to enter a collective one (_busy_after_entry)."""
+    busy = agg["busy"]
+    if calls is None:
+        return busy
+    ck = calls["key"] * kmul + calls["k"]
+    p = np.searchsorted(phase_keys, ck)
+    found = p < len(phase_keys)
+    found[found] = phase_keys[p[found]] == ck[found]
+    dur = np.maximum(calls["t1"] - calls["t0"], 0.0)
+    per_call = np.bincount(p[found], weights=dur[found], minlength=len(phase_keys))
+    nops = s("rep").astype(np.int64) * s("iop")
+    same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
+    return np.where(same, per_call, busy)
 
 
 def _busy_after_entry(s, hi, phase_sorted):

@@ -17,8 +17,8 @@ analyzes it, and for every VC: predicts offline from the VC's profile
 --repeat times on the VC under the tracer (tmpfs: --tmpfs-runs times, and its replays
 as many repetitions), its data directory on the VC's mount. The
 measured time of a phase is the median over those runs of its `io_time_s` (the
-slowest process's time inside the phase's I/O calls, less any wait in its first
-collective call for the last process to enter it; its span `duration_s`,
+slowest process's time inside the phase's I/O calls; of a collective phase, its
+calls each from the last process's entry to the last one's exit; its span `duration_s`,
 which also counts the computation between the calls, is kept as
 `measured_span_s`); the measured I/O time (`measured_io_time_s`, what `predict`
 sums) is their sum. The
@@ -223,9 +223,10 @@ def predict(model_path, vc, extra, log):
 
 
 def io_time(phase):
-    """A measured phase's I/O time: the slowest process's time inside the phase's
-    I/O calls (the model's io_time_s, Darshan's convention), not its span from first
-    start to last end, which counts the computation between the calls too."""
+    """A measured phase's I/O time: the model's io_time_s (the slowest process's time
+    inside the phase's I/O calls, Darshan's convention; of a collective phase, its
+    calls each from the last process's entry to the last one's exit), not its span
+    from first start to last end, which counts the computation between the calls too."""
     return phase["io_time_s"]
 
 
@@ -315,6 +316,47 @@ def phase_spread(p):
 def worst_error(phases, k):
     es = [p[k] for p in phases if p[k] is not None]
     return max(es, key=abs) if es else None
+
+
+def measure_row(row, runs):
+    """The row's measured times from the models of the application's runs on the
+    VC (per phase the median over the runs), and every estimate's error."""
+    for i, p in enumerate(row["phases"]):
+        times = [io_time(vm["phases"][i]) for vm in runs]
+        p.update(measured_s=statistics.median(times), measured_runs_s=times,
+                 measured_span_s=statistics.median(vm["phases"][i]["duration_s"] for vm in runs))
+        for k in KINDS:
+            if f"{k}_s" in p:
+                p[f"error_{k}"] = err(p[f"{k}_s"], p["measured_s"])
+    measured = sum(p["measured_s"] for p in row["phases"])
+    app = runs[0]["application"]
+    row.update(measured_io_time_s=measured,
+               measured_runs_io_time_s=[sum(io_time(p) for p in vm["phases"]) for vm in runs],
+               measured_span_s=sum(p["measured_span_s"] for p in row["phases"]),
+               measured_app_io_time_s=app["io_time_s"], measured_run_time_s=app.get("run_time_s"))
+    for k in KINDS:
+        if f"{k}_io_time_s" in row:
+            row.update({f"error_{k}": err(row[f"{k}_io_time_s"], measured),
+                        f"worst_phase_error_{k}": worst_error(row["phases"], f"error_{k}")})
+
+
+def remeasure(result, work):
+    """Analyze every trace a kept run (--keep) saved in `work` again (after a
+    change to the analyzer) and measure every row again from those models."""
+    def model(trace):
+        out = trace.with_suffix(".json")
+        sh([*IOMODEL, "analyze", trace, "-o", out, "-q"], os.environ)
+        return json.loads(out.read_text())
+    for r in result["rows"]:
+        if r.get("error"):
+            continue
+        key = f"{r['app']}-{r['size']}".replace("^", "").replace(" ", "")
+        model(work / f"{key}.home.trace")       # what --repredict predicts from
+        measure_row(r, [model(t) for t in sorted(work.glob(f"{key}.{r['vc']}.*.trace"),
+                                                 key=lambda t: int(t.suffixes[-2][1:]))])
+    result["remeasured"] = (f"{datetime.date.today().isoformat()}: every trace analyzed again and the "
+                            "rows measured again (bench/accuracy.py --render --remeasure)")
+    return result
 
 
 def repredict(result, work):
@@ -423,7 +465,7 @@ def per_vc_lines(rows):
 def render(result):
     mach, rep = result["machine"], result.get("repeat", 1)
     other = {vc: n for vc, n in result.get("runs", {}).items() if n != rep}
-    reps = f"{rep}" + (f" ({', '.join(f'{vc}: {n}' for vc, n in other.items())})" if other else "")
+    others = f" ({', '.join(f'{vc}: {n}' for vc, n in other.items())})" if other else ""
     vcs_line = "; ".join(f"{k}: {v['limit']}" for k, v in result["vcs"].items())
     g = result["goals"]
     return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
@@ -434,12 +476,12 @@ def render(result):
             + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + failed_vc_lines(result)) +
             f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
-            f"Measured: per phase the median over {reps} traced runs of the application on the VC of the "
-            f"slowest process's time inside the phase's I/O calls, less any wait in its first "
-            f"collective call for the last process to enter it (the model's `io_time_s`), summed; span: "
+            f"Measured: per phase the median over {rep}{others} traced runs of the application on the VC of the "
+            f"slowest process's time inside the phase's I/O calls, of a collective phase its calls each "
+            f"from the last process's entry to the last one's exit (the model's `io_time_s`), summed; span: "
             f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
             f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
-            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {reps}`"
+            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`{others}"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run and its computing between a phase's operations)"
                if "modelled" in kinds(result["rows"]) else "") + ". "
@@ -532,9 +574,13 @@ def main():
                     "(e.g. bench/results/accuracy.json) to -o and the README")
     ap.add_argument("--repredict", metavar="WORKDIR", help="with --render: predict every row again from "
                     "the models and profiles a --keep run left in WORKDIR (after a change to predict)")
+    ap.add_argument("--remeasure", metavar="WORKDIR", help="with --render: analyze every trace a --keep "
+                    "run left in WORKDIR again and measure every row again (after a change to analyze)")
     args = ap.parse_args()
     if args.render:
         result = json.loads(Path(args.render).read_text())
+        if args.remeasure:
+            remeasure(result, Path(args.remeasure))
         if args.repredict:
             repredict(result, Path(args.repredict))
         return finish(result, args)
@@ -628,43 +674,18 @@ def main():
                                                + ", ".join(str(len(vm["phases"])) for vm, _ in runs))
                         phases = []
                         for i, hp in enumerate(m["phases"]):
-                            ms = statistics.median(io_time(vm["phases"][i]) for vm, _ in runs)
                             pp, rp, mp = pred["phases"][i], repl["phases"][i], modl["phases"][i]
                             phases.append({"id": hp["id"], "operation": hp["operation"], "np": hp["np"],
                                            "rs": hp["rs"], "rep": hp["rep"], "weight": hp["weight"],
-                                           "measured_s": ms,
-                                           "measured_runs_s": [io_time(vm["phases"][i]) for vm, _ in runs],
-                                           "measured_span_s": statistics.median(
-                                               vm["phases"][i]["duration_s"] for vm, _ in runs),
                                            "predicted_s": pp["time_s"], "replayed_s": rp["time_s"],
-                                           "modelled_s": mp["time_s"],
-                                           "error_predicted": err(pp["time_s"], ms),
-                                           "error_replayed": err(rp["time_s"], ms),
-                                           "error_modelled": err(mp["time_s"], ms),
-                                           "predict_note": pp.get("note")})
-                        measured = sum(p["measured_s"] for p in phases)
+                                           "modelled_s": mp["time_s"], "predict_note": pp.get("note")})
                         vm, wall = runs[0]
-
-                        def worst(k):
-                            return worst_error(phases, k)
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
-                                   modelled_io_time_s=modl["io_time_s"],
-                                   error_modelled=err(modl["io_time_s"], measured),
-                                   worst_phase_error_modelled=worst("error_modelled"),
-                                   measured_io_time_s=measured,
-                                   measured_runs_io_time_s=[sum(io_time(p) for p in r["phases"])
-                                                            for r, _ in runs],
-                                   measured_span_s=sum(p["measured_span_s"] for p in phases),
-                                   measured_app_io_time_s=vm["application"]["io_time_s"],
-                                   measured_run_time_s=vm["application"].get("run_time_s"),
-                                   measured_wall_s=wall,
-                                   error_predicted=err(pred["io_time_s"], measured),
-                                   error_replayed=err(repl["io_time_s"], measured),
-                                   worst_phase_error_predicted=worst("error_predicted"),
-                                   worst_phase_error_replayed=worst("error_replayed"),
-                                   phases=phases,
+                                   modelled_io_time_s=modl["io_time_s"], measured_wall_s=wall, phases=phases,
                                    replay_notes=sorted({p.get("note", "") for p in repl["phases"]})[:5],
                                    predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
+                        measure_row(row, [vm for vm, _ in runs])
+                        measured = row["measured_io_time_s"]
                         print(f"[{vc.name}] {app} {size}: measured {measured:.3f} s, predicted "
                               f"{pred['io_time_s']:.3f} s ({row['error_predicted'] * 100:+.0f}%), replayed "
                               f"{repl['io_time_s']:.3f} s ({row['error_replayed'] * 100:+.0f}%), as modelled "
@@ -688,8 +709,8 @@ def main():
                                        for vc in vcs},
               "characterize": {"args": char_args(args.np, args.repeat), **profiles},
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
-                                  "process's time inside the phase's I/O calls, less any wait in its first "
-                                  "collective call for the last process to enter it), summed; measured_span_s: "
+                                  "process's time inside the phase's I/O calls; of a collective phase, its calls "
+                                  "each from the last process's entry to the last one's exit), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
               "repeat": args.repeat, "runs": {vc.name: vc.runs for vc in vcs}, "np": args.np, "rows": rows,

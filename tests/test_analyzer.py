@@ -132,49 +132,85 @@ def without_timing(model):
     return m
 
 
-def test_phase_io_time_is_the_slowest_process_time_inside_its_calls(traced, tmp_path):
-    """io_time_s: per process the time inside the phase's I/O calls, less the time
-    its first (collective) call waited for the last process to enter it, the
-    largest of them (Darshan's slowest-process convention without the entry skew);
-    duration_s: first start to last end."""
+def calls_time(mine):
+    """A collective phase's time worked out from its events: per call (the j-th
+    data operation of every process), from the last process's entry to the last
+    process's exit, summed over the calls."""
+    [n] = {len(v) for v in mine.values()}
+    return sum(max(0.0, max(v[j]["t_end"] for v in mine.values()) - max(v[j]["t_start"] for v in mine.values()))
+               for j in range(n))
+
+
+def span(mine):
+    return max(e["t_end"] for v in mine.values() for e in v) - min(e["t_start"] for v in mine.values() for e in v)
+
+
+def test_phase_io_time_is_its_collective_calls_from_last_entry_to_last_exit(traced, tmp_path):
+    """io_time_s of a collective phase: per call the time from the last process's
+    entry to the last process's exit, summed over the phase's calls; duration_s:
+    first start to last end.  btio_like at 4 ranks: 40 phases of one
+    MPI_File_write_at_all each, then one of 40 MPI_File_read_at_all."""
     run = traced("btio_like", 4, 8, 8, 8, 40)
     m = analyze(run, tmp_path / "model.json")
     ev = rank_events(Trace(run.trace_dir))
     data = {r: [e for e in v if e["data"]] for r, v in ev.items()}
     assert all(len(v) == 80 for v in data.values())       # 40 writes, then 40 reads
+    assert len(m["phases"]) == 41
     for p in m["phases"]:
         assert p["collective"] is True
         # phase k <= 40: the k-th write of every rank; phase 41: the 40 reads
         mine = {r: (v[p["id"] - 1: p["id"]] if p["id"] <= 40 else v[40:]) for r, v in data.items()}
-        entry = max(v[0]["t_start"] for v in mine.values())
-        busy = max(sum(e["t_end"] - e["t_start"] for e in v)
-                   - min(max(entry - v[0]["t_start"], 0), v[0]["t_end"] - v[0]["t_start"])
-                   for v in mine.values())
-        span = max(e["t_end"] for v in mine.values() for e in v) - \
-            min(e["t_start"] for v in mine.values() for e in v)
-        assert p["io_time_s"] == pytest.approx(busy, rel=1e-9, abs=1e-12)
-        assert p["duration_s"] == pytest.approx(span, rel=1e-9, abs=1e-12)
+        assert p["io_time_s"] == pytest.approx(calls_time(mine), rel=1e-9, abs=1e-12)
+        assert p["duration_s"] == pytest.approx(span(mine), rel=1e-9, abs=1e-12)
         assert 0 < p["io_time_s"] <= p["duration_s"] + 1e-12
 
 
-def test_phase_io_time_leaves_out_the_wait_to_enter_its_first_collective_call(traced, tmp_path):
+def test_phase_io_time_leaves_out_the_waits_for_a_late_process(traced, tmp_path):
     """late_rank: rank 1 sleeps 0.5 s before each of the phase's two collective
-    writes, so the other ranks wait about 0.5 s inside each call.  The wait in
-    the first call is the skew the phase starts with (a replay starts its
-    processes together): left out.  The wait in the second is the phase's own:
-    kept.  So 0.5 s <= io_time_s < 1 s, while duration_s >= 1 s."""
+    writes of 100 bytes, so the other ranks wait about 0.5 s inside each call.
+    Those waits are rank 1's computing, not I/O: a replay, whose processes enter
+    together, has none, and neither does the phase's io_time_s (each call from
+    its last entry, rank 1's, to its last exit), while duration_s >= 1 s."""
     run = traced("late_rank", 4)
     m = analyze(run, tmp_path / "model.json")
     [p] = m["phases"]
     assert (p["operation"], p["collective"], p["np"], p["iop"], p["rs"], p["rep"], p["weight"]) == \
         ("write", True, 4, 1, 100, 2, 800)
     assert p["offsets"]["first"] == 0 and p["offsets"]["per_rank"] == 100
-    assert p["duration_s"] >= 1.0
-    assert 0.5 <= p["io_time_s"] < 0.9
-    # rank 1, the late one, spends almost nothing in its calls; rank 0 waits twice
     ev = rank_events(Trace(run.trace_dir))
-    w0 = [e for e in ev[0] if e["data"]]
-    assert sum(e["t_end"] - e["t_start"] for e in w0) >= 1.0
+    mine = {r: [e for e in v if e["data"]] for r, v in ev.items()}
+    assert p["io_time_s"] == pytest.approx(calls_time(mine), rel=1e-9, abs=1e-12)
+    assert p["duration_s"] >= 1.0 and p["io_time_s"] < 0.25
+    # rank 0 waits in both calls: its own time in them holds both sleeps
+    assert sum(e["t_end"] - e["t_start"] for e in mine[0]) >= 1.0
+
+
+def test_phase_io_time_counts_the_wait_hidden_in_set_view_between_collective_writes(traced, tmp_path):
+    """s3d_like at 2 ranks: per file, 4 MPI_File_write_all (11L, L, L and 3L
+    bytes, L = 16 KiB) with a collective MPI_File_set_view before each.
+    A process that leaves a write early waits for the other in the next
+    set_view, outside every I/O call, so its own calls hold less than the phase
+    took; from last entry to last exit, the 4 calls hold it all, at least each
+    process's own time in them after the last entry."""
+    run = traced("s3d_like", 2, "blocking")
+    m = analyze(run, tmp_path / "model.json")
+    ev = rank_events(Trace(run.trace_dir))
+    data = {r: [e for e in v if e["data"] and e["write"]] for r, v in ev.items()}
+    writes = [p for p in m["phases"] if p["np"] == 2]
+    L = 16 * 16 * 8 * 8                           # a rank's half of the 16^3 grid, in doubles
+    assert len(writes) == 5 and all(p["iop"] == 4 and p["collective"] for p in writes)
+    assert [len(data[r]) for r in (0, 1)] == [5 + 5 * 4, 5 * 4]   # rank 0 also writes 5 headers
+    for i, p in enumerate(writes):
+        mine = {r: [e for e in v if e["file"] == f"s3d.{i}.nc" and e["bytes"] > 512]
+                for r, v in data.items()}
+        assert [[e["bytes"] for e in mine[r]] for r in (0, 1)] == [[11 * L, L, L, 3 * L]] * 2
+        got = calls_time(mine)
+        assert p["io_time_s"] == pytest.approx(got, rel=1e-9, abs=1e-12)
+        for v in mine.values():
+            after_entry = sum(max(0.0, e["t_end"] - max(e["t_start"], max(w[j]["t_start"] for w in mine.values())))
+                              for j, e in enumerate(v))
+            assert after_entry <= got + 1e-12
+        assert got <= p["duration_s"] + 1e-12
 
 
 def test_reread_through_a_noncontiguous_view(traced, tmp_path):
