@@ -30,9 +30,11 @@ Keys of each dict (MiB = 2**20 bytes, as IOR's MiB):
                      is a median too
     transfer_bandwidth_Bps
                      aggregate_bytes / transfer_time_s, or None
-    io_time_s        median over the repetitions of the slowest process's time in
-                     its own transfers (iomodel_replay's iomodelIoTime, the
-                     model's io_time_s convention); None from IOR, which
+    io_time_s        median over the repetitions of the transfers' time as the
+                     model reckons io_time_s (iomodel_replay's iomodelIoTime:
+                     collective calls each from the last process's entry to the
+                     last one's exit, else the slowest process's time in its
+                     own transfers); None from IOR, which
                      reports only the span over processes (wrRdTime)
     io_bandwidth_Bps aggregate_bytes / io_time_s, or None
 

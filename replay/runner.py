@@ -121,8 +121,9 @@ def modelled_options(model, inv):
     in IOR's layout: their offsets when affine in the rank (first + r * per_rank,
     then the stride between repetitions or phases; for a file view, the first
     piece of each rank's view of pieces), the application's idle time
-    between the phases of a run (their median gap_s) and its computing between
-    a phase's operations (their median think_time)."""
+    between the phases of a run (their median gap_s), with a barrier after it
+    when they communicated between them (their median gap_comm > 0), and its
+    computing between a phase's operations (their median think_time)."""
     byid = {p["id"]: p for p in model["phases"]}
     phases = [byid[i] for i in inv.phase_ids]
     off = phases[0]["offsets"]
@@ -143,6 +144,12 @@ def modelled_options(model, inv):
     gaps = sorted(p["gap_s"] for p in phases[1:] if p.get("gap_s"))
     if gaps:
         opts.append(f"--iomodel.gap={gaps[len(gaps) // 2]:.6f}")
+    # processes that communicated between the phases started each together: a
+    # sleep alone lets them drift apart, and apart they do not meet (two ranks'
+    # 1 MiB collective writes to tmpfs, py_io's: 0.3 ms each apart, 0.6 together)
+    comms = sorted(p["gap_comm"] for p in phases[1:] if p.get("gap_comm") is not None)
+    if comms and comms[len(comms) // 2] > 0:
+        opts.append("--iomodel.gapBarrier")
     thinks = sorted(t for t in map(think_time, phases) if t is not None)
     if thinks and thinks[len(thinks) // 2] >= 1e-6:
         opts.append(f"--iomodel.think={thinks[len(thinks) // 2]:.6f}")

@@ -249,7 +249,9 @@ def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, t
     assert opts[0] == f"--iomodel.offsets={ph[0]['offsets']['first']},{b},{stride}"
     gaps = sorted(x["gap_s"] for x in ph[1:])
     assert opts[1] == f"--iomodel.gap={gaps[len(gaps) // 2]:.6f}"
-    assert all(e["ok"] for e in runs) and first_run["command"][-2:] == opts
+    # 12 barriers between the phases: they start together in the replay too
+    assert [x["gap_comm"] for x in ph[1:]] == [12] * (len(ph) - 1) and opts[2] == "--iomodel.gapBarrier"
+    assert all(e["ok"] for e in runs) and first_run["command"][-3:] == opts
     # IOR has only its own layout
     p = run("replay", model, "--vc", local_vc, "--backend", "ior", "--as-modelled", "-o", out)
     assert p.returncode == 2 and "--as-modelled needs --backend builtin" in p.stderr

@@ -213,10 +213,12 @@ def test_shared_file_size_and_summary(shared_run):
     assert (p["collective"], p["numTasks"], p["segmentCount"], p["api"]) == (1, NP, 4, "MPIIO")
 
 
-def test_io_time_is_the_slowest_ranks_time_in_its_calls(shared_run):
-    """iomodelIoTime, the slowest rank's time in its own transfers, is what the
-    model calls a phase's io_time_s: it holds every traced write (read) call of
-    the rank that took longest, and lies inside the span over ranks (wrRdTime)."""
+def test_io_time_is_its_collective_calls_from_last_entry_to_last_exit(shared_run):
+    """iomodelIoTime of collective transfers is what the model calls a traced
+    collective phase's io_time_s: per call, from the last rank's entry to the
+    last rank's exit, summed.  The replayer's clock brackets the tracer's around
+    each call, so it is at least the traced phase's and at most 20 us a call
+    more, and it lies inside the span over ranks (wrRdTime)."""
     tmp, _, trace, summary = shared_run
     from iomodel.analyzer import analyze
     model = analyze(trace.path)
@@ -226,6 +228,7 @@ def test_io_time_is_the_slowest_ranks_time_in_its_calls(shared_run):
     for o, r in zip(parse_ior_json(summary), doc["tests"][0]["Results"]):
         assert o["io_time_s"] == r["iomodelIoTime"] > 0
         assert traced_io[o["operation"]] <= o["io_time_s"] + 1e-6 <= o["transfer_time_s"] + 2e-6
+        assert o["io_time_s"] <= traced_io[o["operation"]] + 16 * 20e-6
         assert o["io_bandwidth_Bps"] == o["aggregate_bytes"] / o["io_time_s"]
     # IOR gives only the span: no io_time_s
     assert [o["io_time_s"] for o in parse_ior_json(FIXTURES / "a_mpiio_shared_coll.json")] == [None, None]
@@ -390,6 +393,37 @@ def test_think_and_gap_leave_time_between_transfers(tmp_path, gap):
     assert max(in_calls) - 1e-6 <= o["io_time_s"] <= max(spans) - sum(want) + 1e-3
     p = run(replay_cmd("-a", "MPIIO", "-w", "-o", tmp_path / "x.dat", "--iomodel.think=-1"))
     assert p.returncode != 0 and "bad --iomodel.think=-1: expected seconds, 0 to 3600" in p.stderr
+
+
+@pytest.mark.parametrize("barrier", [False, True])
+def test_gap_barrier_starts_each_segment_together(tmp_path, barrier):
+    """-c -s 3 -b 32k -t 16k --iomodel.gap=0.01: 2 collective writes per segment
+    and rank.  With --iomodel.gapBarrier a barrier follows each gap: one
+    communication call more between a segment's last write and the next one's
+    first (the trace's logical clock), and no rank starts segment i + 1 before
+    every rank has finished segment i.  Neither the gaps nor the barriers count
+    in iomodelIoTime."""
+    extra = ["--iomodel.gapBarrier"] if barrier else []
+    summary = tmp_path / "s.json"
+    _, trace = traced(tmp_path, "gb", "-a", "MPIIO", "-w", "-c", "-s", 3, "-b", "32k", "-t", "16k",
+                      "-o", tmp_path / "g.dat", "--iomodel.gap=0.01", *extra,
+                      "-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}")
+    ev = [e for e in trace.events.to_pylist() if e["write"] and e["data"]]
+    per = {r: sorted((e for e in ev if e["rank"] == r), key=lambda e: e["seq"]) for r in range(NP)}
+    assert all(len(v) == 6 for v in per.values())
+    for r, v in per.items():
+        assert [b["lclock"] - a["lclock"] for a, b in zip(v, v[1:])] == [0, int(barrier), 0, int(barrier), 0]
+    # iomodelIoTime: the 6 calls each from last entry to last exit (the gaps and
+    # barriers are outside every call), bracketing the traced calls
+    calls = sum(max(0.0, max(v[j]["t_end"] for v in per.values()) - max(v[j]["t_start"] for v in per.values()))
+                for j in range(6))
+    (o,) = parse_ior_json(summary)
+    assert calls - 1e-6 <= o["io_time_s"] <= calls + 6 * 20e-6
+    if barrier:
+        for i in (2, 4):
+            assert min(v[i]["t_start"] for v in per.values()) >= max(v[i - 1]["t_end"] for v in per.values())
+    p = run(replay_cmd("-a", "MPIIO", "-w", "-o", tmp_path / "x.dat", "--iomodel.gapBarrier=1"))
+    assert p.returncode != 0 and "option --iomodel.gapBarrier takes no value" in p.stderr
 
 
 @pytest.mark.parametrize("offsets", [None, "1m,4k,0"])
