@@ -67,6 +67,7 @@ class RankTrace:
     records: int = 0                     # event records on disk, extensions included
     end: str = None                      # how the run ended, None if no end record
     final_lclock: int = None
+    mono_origin_ns: int = 0              # CLOCK_MONOTONIC at time zero
 
 
 def _cstr(b):
@@ -161,7 +162,7 @@ def read_rank_file(path):
     if not (nranks > 0 and 0 <= rank < nranks):
         raise TraceError(path, 16, f"corrupt header: rank {rank} of {nranks} ranks")
     rt = RankTrace(path, rank, nranks, pid, tlevel, _cstr(host), real0, 1.0, [],
-                   None, None, None)
+                   None, None, None, mono_origin_ns=mono0)
     chunks, pairs, error = [], [(cal_ticks, cal_ns)], None
     pos, next_seq = hsize, 0
     while pos < len(data):

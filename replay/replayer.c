@@ -837,6 +837,38 @@ static int any_failed(const ctx_t *c, const ioerr_t *e)
     return 1;
 }
 
+/* Times compared across ranks need one clock.  MPI_Wtime is not one: Open
+ * MPI counts it from each process's first call, and ranks leave a barrier up
+ * to hundreds of microseconds apart when they outnumber the cores.  Ranks on
+ * one node share CLOCK_MONOTONIC; across nodes, each rank counts from its own
+ * exit from a barrier (as the tracer's time zero), microseconds apart. */
+static int clock_shared;     /* every rank on this node: CLOCK_MONOTONIC */
+static double clock_origin;  /* otherwise MPI_Wtime at the barrier's exit */
+
+static double now(void)
+{
+    if (clock_shared) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    }
+    return MPI_Wtime() - clock_origin;
+}
+
+static void clock_init(const ctx_t *c)
+{
+    MPI_Comm node;
+    int size = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &size);
+    MPI_Comm_free(&node);
+    int shared = size == c->ntasks, all_shared;
+    MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    clock_shared = all_shared;
+    MPI_Barrier(MPI_COMM_WORLD);
+    clock_origin = MPI_Wtime();
+}
+
 /* The time of a phase's collective transfers (rank 0; -1 elsewhere, or when a
  * rank could not time them): per call, from the last rank's entry to the last
  * rank's exit, summed.  A rank's own time in its calls falls short when the
@@ -905,7 +937,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
 
     double t[6];
     long long ops = 0;
-    t[0] = MPI_Wtime();
+    t[0] = now();
     if (!e.failed && opens) {
         file_open(p, name, access, fp, &e);
         if (p->piece)
@@ -913,7 +945,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     }
     else if (!e.failed && !fp->open)
         fail(&e, "%s is not open for the reread", name);
-    t[1] = MPI_Wtime();
+    t[1] = now();
     /* every rank must hold the file before collective transfers (acts as -g here) */
     if (any_failed(c, &e)) {
         file_close(p, fp, name, &e);
@@ -924,7 +956,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     }
     if (p->intra_barriers)
         MPI_Barrier(MPI_COMM_WORLD);
-    t[2] = MPI_Wtime();
+    t[2] = now();
     long long per_block = p->block / p->xfer;
     /* collective calls on a shared file: write/read_at_all, and MPI_File_sync for -Y */
     int keep_going = p->api == API_MPIIO && !p->fpp && (p->coll || p->fsync_per_write);
@@ -937,14 +969,14 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
         /* with pieces, the view places the data: offsets are in the task's own bytes */
         long long base = p->piece ? i * p->block : segment_base(p, c, i, who);
         if (i > 0 && (p->gap > 0 || p->gap_barrier)) { /* the application's time between phases */
-            double s0 = MPI_Wtime();
+            double s0 = now();
             struct timespec ts = {(time_t)p->gap, (long)((p->gap - (time_t)p->gap) * 1e9)};
             while (p->gap > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) {
             }
             /* every rank runs every segment, failed or not, so all meet here */
             if (p->gap_barrier)
                 MPI_Barrier(MPI_COMM_WORLD);
-            idle += MPI_Wtime() - s0;
+            idle += now() - s0;
         }
         for (long long j = 0; j < per_block; j++) {
             /* after an error keep issuing collective calls so that no rank waits forever */
@@ -953,16 +985,16 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
             /* the computing between a phase's operations: spin, as the application computes
              * (a sleep would free the core and wake late); a gap replaces it between phases */
             if (p->think > 0 && (j > 0 || (i > 0 && p->gap <= 0))) {
-                double s0 = MPI_Wtime();
-                while (MPI_Wtime() - s0 < p->think) {
+                double s0 = now();
+                while (now() - s0 < p->think) {
                 }
-                idle += MPI_Wtime() - s0;
+                idle += now() - s0;
             }
-            double a = MPI_Wtime();
+            double a = now();
             transfer(p, fp, access, buf, base + order_at(&order, j) * p->xfer, unit, count, name, &e);
             if (calls && ops < nops) {
                 calls[2 * ops] = a;
-                calls[2 * ops + 1] = MPI_Wtime();
+                calls[2 * ops + 1] = now();
             }
             ops++;
             if (access == WRITE && p->fsync_per_write)
@@ -971,14 +1003,14 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     }
     if (access == WRITE && p->fsync)
         file_sync(p, fp, name, &e);
-    t[3] = MPI_Wtime();
+    t[3] = now();
     t[2] += idle; /* the transfer time leaves the idle gaps and the computing out */
     if (p->intra_barriers)
         MPI_Barrier(MPI_COMM_WORLD);
-    t[4] = MPI_Wtime();
+    t[4] = now();
     if (closes || e.failed)
         file_close(p, fp, name, &e);
-    t[5] = MPI_Wtime();
+    t[5] = now();
     free(order.perm);
     if (unit != MPI_BYTE)
         MPI_Type_free(&unit);
@@ -1449,6 +1481,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &c.ntasks);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    clock_init(&c);
     describe_placement(&p, &c);
     if (c.rank == 0) {
         for (int i = 0; i < nwarnings; i++)
