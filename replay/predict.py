@@ -131,15 +131,24 @@ def _computing_between(phase, profile, op, args, bw):
     between their operations, or None when that does not apply.
 
     The profile measures operations back to back, so each process's operations
-    always meet the others': the np point's time per operation t_np.  A process
-    that computes k seconds between its operations (runner.think_time) meets the
-    others' a fraction u = t / (t + k) of the time, and alone (the np 1 point:
-    t_1) otherwise:  t = t_1 + u (t_np - t_1), solved for t (the positive root of
-    t^2 + (k - t_np) t - t_1 k = 0).  Two processes writing 16 KiB pieces of one
-    tmpfs file took 17.5 us per operation back to back, one process 9.9 us, and
-    random_io, computing about 20 us between its operations, 7.6 to 11.9 us.
-    Collective phases are left as they are: their processes meet at every
-    operation whatever they compute between."""
+    always meet the others': the np point's time per operation t_np, against
+    t_1 alone (the np 1 point).  Back to back the processes go in lockstep and
+    each operation waits d = t_np - t_1 for the others' (h = d / (np - 1) each:
+    on tmpfs two writers of one file take turns at its lock, 12.3 us against
+    6.5 us alone for 16 KiB).  A process that computes k seconds between its
+    operations (runner.think_time) waits
+      - in lockstep, while k < d: d - k (it comes back before the others are done);
+      - at a random moment of the others' cycles: each other holds a fraction
+        h / (k + t) of the time, and is then on average half way through, so
+        (np - 1) h / (k + t) x h / 2;
+    whichever is more, so t = t_1 + max(d - k, d h / (2 (k + t))), the second
+    solved for t (the positive root of t^2 + (k - t_1) t - t_1 k - d h / 2 = 0).
+    random_io, 16 KiB pieces of one tmpfs file computing about 10 us between
+    them, took 7.3 to 7.8 us per operation: this gives 7.7 to 7.8 us; reckoning
+    a whole wait for every overlap, u = t / (t + k), gave 9.3 to 9.5 us.  Where
+    operations last milliseconds and k microseconds (the disk, Gluster) it is
+    lockstep: t_np - k.  Collective phases are left as they are: their
+    processes meet at every operation whatever they compute between."""
     np_, rs = args[0], args[1]
     k = think_time(phase)
     if np_ < 2 or phase.get("collective") is not False or not k or args[4] is None or args[4] < 2:
@@ -151,13 +160,18 @@ def _computing_between(phase, profile, op, args, bw):
     t1, tn = rs / bw1, rs * np_ / bw
     if tn <= t1:
         return None       # the others' operations cost nothing: nothing to take off
-    b = k - tn
-    t_op = (-b + math.sqrt(b * b + 4 * t1 * k)) / 2
-    u = t_op / (t_op + k)
-    return rs * np_ / t_op, (f"computing {k * 1e6:.1f} us between operations: the others' overlap "
-                             f"u = {u:.2f} of each, per op {t1 * 1e6:.1f} + {u:.2f} x "
-                             f"({tn * 1e6:.1f} - {t1 * 1e6:.1f}) = {t_op * 1e6:.1f} us "
-                             f"(np 1: {note1})")
+    d = tn - t1
+    h = d / (np_ - 1)
+    b = k - t1
+    random = (-b + math.sqrt(b * b + 4 * (t1 * k + d * h / 2))) / 2
+    lockstep = t1 + max(d - k, 0.0)
+    t_op = max(lockstep, random)
+    how = (f"in lockstep, {t1 * 1e6:.1f} + ({tn * 1e6:.1f} - {t1 * 1e6:.1f} - {k * 1e6:.1f})"
+           if lockstep >= random else
+           f"at random moments of the others', {t1 * 1e6:.1f} + {d * 1e6:.1f} x {h * 1e6:.1f} / "
+           f"(2 x ({k * 1e6:.1f} + t))")
+    return rs * np_ / t_op, (f"computing {k * 1e6:.1f} us between operations: per op {how} = "
+                             f"{t_op * 1e6:.1f} us (np 1: {note1})")
 
 
 def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):

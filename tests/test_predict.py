@@ -391,17 +391,20 @@ def test_a_phase_of_few_operations_pays_the_fixed_cost():
 
 def test_computing_between_operations_meets_the_others_less_often():
     """Two processes writing 16 KiB each 64 times to one file, independently,
-    computing 15 us between operations (duration - io_time = 63 x 15 us).
-    The profile, back to back: 10 us per operation alone (np 1), 20 us at np 2.
-    t = t_1 + u (t_np - t_1), u = t / (t + 15 us): t = 15 us, u = 0.5, so the
-    phase takes 64 x 15 us = 0.96 ms, not 64 x 20 us."""
+    computing k between operations (duration - io_time = 63 x k).  The profile,
+    back to back: 10 us per operation alone (np 1), 20 us at np 2, so d = 10 us
+    of waiting for the other's operation (h = 10 us).  t = t_1 + max(d - k,
+    d h / (2 (k + t))).  k = 13 us: at random moments of the other's cycle,
+    (t - 10)(13 + t) = 50, t = 12 us, so the phase takes 64 x 12 us = 0.768 ms,
+    not 64 x 20 us; k = 4 us: in lockstep, t = 10 + 10 - 4 = 16 us (the other
+    root, 12.95 us, is less)."""
     KiB, us = 1024, 1e-6
     m = json.loads(json.dumps(model("btio-B-4")))
     ph = {**m["phases"][0], "collective": False, "np": 2, "ranks": "0-1", "iop": 1,
           "request_sizes": [16 * KiB], "rs": 16 * KiB, "rs_min": 16 * KiB, "rs_max": 16 * KiB,
           "rs_groups": None, "rep": 64, "weight": 2 * 64 * 16 * KiB,
           "offsets": {"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
-          "io_time_s": 64 * 12 * us, "duration_s": 64 * 12 * us + 63 * 15 * us}
+          "io_time_s": 64 * 12 * us, "duration_s": 64 * 12 * us + 63 * 13 * us}
     m.update(phases=[ph], weight=ph["weight"])
     m["application"] = {**m["application"], "np": 2}
     one = {"operation": "write", "access_type": "shared", "collective": False, "rs": 16 * KiB}
@@ -409,9 +412,14 @@ def test_computing_between_operations_meets_the_others_less_often():
                                 {**one, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us)}])
     vc = types.SimpleNamespace(name="vc")
     [p] = predict(m, vc, prof)["phases"]
-    assert p["time_s"] == pytest.approx(64 * 15 * us, rel=1e-12)
-    assert p["note"] == ("measured; computing 15.0 us between operations: the others' overlap u = 0.50 "
-                         "of each, per op 10.0 + 0.50 x (20.0 - 10.0) = 15.0 us (np 1: measured)")
+    assert p["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
+    assert p["note"] == ("measured; computing 13.0 us between operations: per op at random moments of "
+                         "the others', 10.0 + 10.0 x 10.0 / (2 x (13.0 + t)) = 12.0 us (np 1: measured)")
+    lock = {**ph, "duration_s": ph["io_time_s"] + 63 * 4 * us}
+    [p] = predict({**m, "phases": [lock]}, vc, prof)["phases"]
+    assert p["time_s"] == pytest.approx(64 * 16 * us, rel=1e-9)
+    assert p["note"] == ("measured; computing 4.0 us between operations: per op in lockstep, "
+                         "10.0 + (20.0 - 10.0 - 4.0) = 16.0 us (np 1: measured)")
     back_to_back = 64 * 20 * us
     # no computing between operations: the np 2 point as measured
     assert predict({**m, "phases": [{**ph, "duration_s": ph["io_time_s"]}]}, vc, prof)["phases"][0][
