@@ -205,6 +205,27 @@ def test_call_longer_than_32_bit_ticks_keeps_its_end_time(traced):
         assert raw.records == 5 + (ticks >= 2**32) + (raw.events["t1"][0] - raw.events["t0"][0] >= 2**32)
 
 
+def test_ranks_of_one_host_share_one_clock(traced):
+    """clock_stamps: each rank reads CLOCK_MONOTONIC right before each of its 10
+    writes.  The trace's t_start of a write less the program's reading is the
+    same for every rank of the host (the few microseconds of the wrapper's
+    entry; the least of 10 leaves out a preemption), although each rank left
+    the tracer's barrier at its own moment (with 4 ranks on 2 cores, tens to
+    hundreds of microseconds apart)."""
+    run = traced("clock_stamps", NP)
+    trace = run.trace()
+    offsets = []
+    for rank, ev in rank_events(trace).items():
+        w = [e for e in ev if e["data"]]
+        assert [(e["routine"], e["abs_offset"]) for e in w] == \
+            [("MPI_File_write_at", (i * NP + rank) * 8) for i in range(10)]
+        stamps = [int(x) * 1e-9 for x in (run.data_dir / f"stamps-{rank}.txt").read_text().split()]
+        assert len(stamps) == 10
+        offsets.append(min(e["t_start"] - s for e, s in zip(w, stamps)))
+    assert len(offsets) == NP
+    assert max(offsets) - min(offsets) < 10e-6
+
+
 def test_exit_without_finalize_is_flushed_at_exit(traced):
     run = traced("no_finalize", 1, check=False)
     trace = run.trace()
