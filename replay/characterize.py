@@ -59,8 +59,14 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
 
 # A run of one operation per process lasts one request: a single one is at the
 # mercy of one slow request (e.g. 131 ms against 110 ms for three other kinds of
-# the same 4 MiB on Gluster), and it alone sets a small phase's time.
-ONE_OP_REPEAT = 3
+# the same 4 MiB on Gluster), and it alone sets a small phase's time.  Their
+# times have a long tail: two ranks' single 256 KiB collective writes to tmpfs,
+# 15 at a time, took 140 to 180 us, but a third of one batch 240 to 310 us, and
+# a median of 3 then lands in the tail one time in four (with a fifth of the
+# times in it, one in ten; the accuracy bench's run 17: py_io's 256 KiB phases
+# +39% predicted); with --repeat 3, the median of three passes' medians of 3,
+# one in six (one in thirty).
+ONE_OP_REPEAT = 9
 
 
 def reps_per_pass(segments, passes):

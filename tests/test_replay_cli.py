@@ -142,10 +142,10 @@ def test_characterize_rereads(local_vc, tmp_path):
     runs = json.loads((out / "results.json").read_text())["runs"].values()
     assert all({"-w", "-r", "--iomodel.reread"} <= set(e["command"]) and "-E" not in e["command"]
                for e in runs) and len(runs) == 2
-    # the one-operation point is the median of 3 repetitions, the long one a single run
+    # the one-operation point is the median of 9 repetitions, the long one a single run
     reps = sorted((e["command"][e["command"].index("-s") + 1], e["repetitions"],
                    "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]) for e in runs)
-    assert reps == [("1", 3, "3"), ("8", 1, False)]
+    assert reps == [("1", 9, "9"), ("8", 1, False)]
     bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--ops", "write,reed",
               "-o", tmp_path / "bad")
     assert bad.returncode == 2 and "--ops write,reed: expected write, read and/or reread, got reed" \
@@ -156,7 +156,7 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     """--repeat 2: two passes over the sweep, every point once in each (pass 1 of
     every point before pass 2 of any), each pass a run of its own in
     results.json; 64 KiB at np 2 with --bytes 1m: 8 operations per process and
-    the one-operation point, which takes -i 2 in each pass (at least 3 in all);
+    the one-operation point, which takes -i 5 in each pass (at least 9 in all);
     a point's time is that of its median pass, the lower of two."""
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
@@ -171,7 +171,7 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     def i_opt(e):
         return "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]
     assert [(k.rsplit("@", 1)[1], segs(e), i_opt(e)) for k, e in runs.items()] == \
-        [("pass1of2", 8, False), ("pass1of2", 1, "2"), ("pass2of2", 8, False), ("pass2of2", 1, "2")]
+        [("pass1of2", 8, False), ("pass1of2", 1, "5"), ("pass2of2", 8, False), ("pass2of2", 1, "5")]
     assert "pass 2/2" in p.stderr
     rows = pq.read_table(out / "profile.parquet").to_pylist()
     lower = {n: min(e["time_s"] for e in runs.values() if segs(e) == n) for n in (8, 1)}
@@ -281,6 +281,32 @@ def test_replay_as_modelled_computes_between_a_phases_operations(traced, local_v
     assert p.returncode == 0, p.stderr
     runs = json.loads((out / "results.json").read_text())["runs"].values()
     assert {e["operation"]: e["command"][-1] for e in runs}["write"] == opts["write"][-1]
+
+
+def test_replay_as_modelled_keeps_iors_layout_for_random_phases(traced):
+    """random_io at 2 ranks, 8 pieces of 16 KiB: rank r writes the pieces of its
+    block [r * 128 KiB, (r + 1) * 128 KiB) in a random order, then reads them
+    in another.  Each phase's first offsets are one random piece per rank:
+    placing rank r's block there would overlap the other's, so as modelled
+    the runs keep IOR's layout (-z, each rank's block at r * b, shuffled
+    within), which is random_io's own."""
+    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.runner import modelled_options
+    r = traced("random_io", 2, 16384, 8)
+    mpath = r.trace_dir.parent / "m.json"
+    assert run("analyze", r.trace_dir, "-o", mpath, "-q").returncode == 0
+    m = json.loads(mpath.read_text())
+    assert [(p["operation"], p["access_mode"], p["rep"], p["rs"], p["np"]) for p in m["phases"]] == \
+        [("write", "random", 8, 16384, 2), ("read", "random", 8, 16384, 2)]
+    for p in m["phases"]:   # rank 0's first piece in its block, rank 1's in its own
+        first, per_rank = p["offsets"]["first"], p["offsets"]["per_rank"]
+        assert first % 16384 == 0 and 0 <= first < 8 * 16384
+        assert 8 * 16384 <= first + per_rank < 16 * 16384
+    invs = ior_invocations(m)
+    assert [inv.operation for inv in invs] == ["write", "read"]
+    for inv in invs:
+        assert "-z" in inv.flags and (inv.segments, inv.block, inv.transfer) == (1, 131072, 16384)
+        assert not any(o.startswith("--iomodel.offsets") for o in modelled_options(m, inv))
 
 
 def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path):
