@@ -33,11 +33,23 @@ def main():
     if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: second_open.py DIR  (an existing directory on the mount to test)")
     path = os.path.join(sys.argv[1], "iomodel-second-open.dat")
+    try:
+        measure(path)
+    except OSError as e:
+        sys.exit(f"second_open.py: {path}: {e.strerror or e}")
+
+
+def measure(path):
     data = os.urandom(SIZE)
     if os.path.exists(path):
         os.unlink(path)
     creator = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-    opener = os.open(path, os.O_RDWR)          # the file exists and is open: a plain OPEN
+    try:
+        opener = os.open(path, os.O_RDWR)      # the file exists and is open: a plain OPEN
+    except OSError:
+        os.close(creator)
+        os.unlink(path)
+        raise
     try:
         for label, fd, offset in (("creator", creator, 0), ("second open", opener, SIZE)):
             os.pwrite(fd, data, offset)
@@ -49,8 +61,8 @@ def main():
     finally:
         os.close(creator)
         os.close(opener)
-    print(f"in the page cache after both closed: {resident(path)} bytes")
-    os.unlink(path)
+        print(f"in the page cache after both closed: {resident(path)} bytes")
+        os.unlink(path)
 
 
 if __name__ == "__main__":
