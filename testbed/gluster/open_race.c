@@ -6,15 +6,15 @@
  * Each round opens the file the way Open MPI's OMPIO opens a shared file: rank 0
  * removes and creates it, a broadcast, then the other ranks open it (after DELAY_US
  * microseconds, default 0), a barrier. ROUNDS (default 1) repeats that in the same
- * processes; later rounds lose the race less often than a fresh run's first, which
- * is what an application meets, so run it fresh several times. Each rank writes
- * 2 MiB to its own block and reads it back through its descriptor; a read ten times
- * faster than rank 0's came from the kernel's page cache. Gluster 10.3's FUSE client answers a CREATE with direct I/O
- * but does not record it on the new descriptor; an OPEN while that descriptor is
- * bound to the inode inherits "no direct I/O" from it, an OPEN that comes before the
- * client has bound it (it binds after replying) keeps direct I/O. So the outcome is
- * a race, which a delay settles. Prints one summary line on rank 0; exits 1 on an
- * I/O error. */
+ * processes; later rounds lose the race less often than a fresh run's first, which is
+ * what an application meets, so run it fresh several times. Each rank writes 2 MiB to
+ * its own block and reads it back through its descriptor; a read ten times faster than
+ * rank 0's came from the kernel's page cache. Gluster 10.3's FUSE client answers a
+ * CREATE with direct I/O but does not record it on the new descriptor; an OPEN while
+ * that descriptor is bound to the inode inherits "no direct I/O" from it, an OPEN that
+ * comes before the client has bound it (it binds after replying) keeps direct I/O. So
+ * the outcome is a race, which a delay settles. Prints one summary line on rank 0;
+ * exits 1 on an I/O error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
