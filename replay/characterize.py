@@ -69,27 +69,10 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
 ONE_OP_REPEAT = 9
 
 
-# A point of many operations on a fast file system lasts milliseconds, and its
-# times spread as widely: on tmpfs, two ranks' 128 collective 64 KiB writes took
-# 4.6 to 8.8 ms within one run of 9 repetitions, and between two sweeps ten
-# minutes apart (3 passes each, one run a pass) the points moved by 5% at the
-# median and 16% at the 90th percentile (the accuracy bench's run 19). So the
-# built-in replayer repeats such a point within each pass until it has measured
-# FAST_POINT_SECONDS of I/O, at most ONE_OP_REPEAT times (--iomodel.repeatFor);
-# a point that lasts longer (the disk's and Gluster's) still runs once a pass.
-FAST_POINT_SECONDS = 0.05
-
-
-def repetitions(segments, passes, backend_name):
-    """IOR -i of one pass over a point and the extra options that go with it: a
-    one-operation point is measured at least ONE_OP_REPEAT times over all the
-    passes; with the built-in replayer, a longer one up to ONE_OP_REPEAT times a
-    pass, until its repetitions have measured FAST_POINT_SECONDS; else once."""
-    if segments == 1:
-        return -(-ONE_OP_REPEAT // passes), []
-    if backend_name == "builtin":
-        return ONE_OP_REPEAT, [f"--iomodel.repeatFor={FAST_POINT_SECONDS:g}"]
-    return 1, []
+def reps_per_pass(segments, passes):
+    """IOR -i of one pass over a point: 1, but a one-operation point is measured at
+    least ONE_OP_REPEAT times over all the passes."""
+    return -(-ONE_OP_REPEAT // passes) if segments == 1 else 1
 
 
 def median_entry(entries):
@@ -114,8 +97,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
     fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
-    repetitions over all passes (IOR -i within a pass, their median); a fast
-    point of many operations is repeated too (`repetitions`).  pieces:
+    repetitions over all passes (IOR -i within a pass, their median).  pieces:
     sizes of the view points (`view_points`; the builtin backend only: IOR has
     no such view)."""
     if pieces and backend.name != "builtin":
@@ -155,8 +137,8 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
             entry = state.done(key)
             if entry is None:
                 print(f"{head} ...", end="", file=progress, flush=True)
-                reps, extra = repetitions(inv.segments, passes, backend.name)
-                entry = execute(inv, cluster, backend, prog, state.dir, reps, timeout, extra)
+                entry = execute(inv, cluster, backend, prog, state.dir,
+                                reps_per_pass(inv.segments, passes), timeout)
                 entry["point"] = {**pt, "ops_per_process": inv.segments}
                 state.record(key, entry)
                 print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else

@@ -73,7 +73,6 @@ typedef struct {
     int reread;               /* --iomodel.reread: -w -r through one open of the file */
     const char *names;        /* --iomodel.names: the files' names inside the directory -o */
     long long piece;          /* --iomodel.piece: bytes of one piece of a task's view (0: none) */
-    double repeat_for;        /* --iomodel.repeatFor: stop -i once the I/O time measured reaches it */
     int argc;
     char **argv;
 } params_t;
@@ -177,9 +176,6 @@ static void usage(void)
            "                   file view of pieces of P bytes, the N tasks' pieces in turn:\n"
            "                   piece q of task r at D + q*N*P, D = r*P (or FIRST + r*PER_RANK\n"
            "                   with --iomodel.offsets); -t a multiple of P\n"
-           "  --iomodel.repeatFor=S  with -i N: stop repeating once the repetitions done\n"
-           "                   measured S seconds of I/O (iomodelIoTime summed over their\n"
-           "                   phases), after one at least; the summary counts those done\n"
            "Other IOR options are accepted and ignored with a warning.\n");
     exit(0);
 }
@@ -366,7 +362,7 @@ static void parse_args(params_t *p, int argc, char **argv)
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
                 strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0 ||
                 strcmp(name, "--iomodel.think") == 0 || strcmp(name, "--iomodel.names") == 0 ||
-                strcmp(name, "--iomodel.piece") == 0 || strcmp(name, "--iomodel.repeatFor") == 0) {
+                strcmp(name, "--iomodel.piece") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
@@ -387,16 +383,13 @@ static void parse_args(params_t *p, int argc, char **argv)
                     p->piece = size_arg(name, val);
                     if (p->piece < 1 || p->piece > INT_MAX)
                         usage_error("--iomodel.piece must be 1 byte to %d bytes", INT_MAX);
-                } else if (strcmp(name, "--iomodel.gap") == 0 || strcmp(name, "--iomodel.think") == 0 ||
-                           strcmp(name, "--iomodel.repeatFor") == 0) {
+                } else if (strcmp(name, "--iomodel.gap") == 0 || strcmp(name, "--iomodel.think") == 0) {
                     char *end;
                     errno = 0;
                     double s = strtod(val, &end);
                     if (errno || *end || end == val || !(s >= 0) || s > 3600)
                         usage_error("bad %s=%s: expected seconds, 0 to 3600", name, val);
-                    *(strcmp(name, "--iomodel.gap") == 0     ? &p->gap
-                      : strcmp(name, "--iomodel.think") == 0 ? &p->think
-                                                              : &p->repeat_for) = s;
+                    *(strcmp(name, "--iomodel.gap") == 0 ? &p->gap : &p->think) = s;
                 } else {
                     p->tpn_override = int_arg(name, val, 1);
                 }
@@ -1542,8 +1535,6 @@ int main(int argc, char **argv)
     }
 
     point_t *res[2] = {calloc((size_t)p.reps, sizeof(point_t)), calloc((size_t)p.reps, sizeof(point_t))};
-    double measured = 0.0; /* --iomodel.repeatFor: rank 0's I/O time of the repetitions done */
-    int done = 0;
     for (int rep = 0; rep < p.reps && !status; rep++) {
         file_t held = {0};
         if (p.do_write) {
@@ -1564,23 +1555,7 @@ int main(int argc, char **argv)
                 remove_file(&p, name);
             MPI_Barrier(MPI_COMM_WORLD);
         }
-        if (status)
-            break;
-        done = rep + 1;
-        if (p.repeat_for > 0) { /* rank 0 holds the times: it decides for all */
-            int stop = 0;
-            if (c.rank == 0) {
-                measured += (p.do_write ? res[WRITE][rep].io_time : 0.0) +
-                            (p.do_read ? res[READ][rep].io_time : 0.0);
-                stop = measured >= p.repeat_for;
-            }
-            MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
-            if (stop)
-                break;
-        }
     }
-    if (!status)
-        p.reps = done; /* the summary's statistics are over the repetitions done */
 
     if (!p.keep && p.names && c.rank == 0)
         rmdir(p.path); /* the replay's directory, when nothing else is in it */

@@ -142,14 +142,10 @@ def test_characterize_rereads(local_vc, tmp_path):
     runs = json.loads((out / "results.json").read_text())["runs"].values()
     assert all({"-w", "-r", "--iomodel.reread"} <= set(e["command"]) and "-E" not in e["command"]
                for e in runs) and len(runs) == 2
-    # the one-operation point is the median of 9 repetitions; the long one repeats
-    # up to 9 times, until it has measured 50 ms of I/O (--iomodel.repeatFor)
+    # the one-operation point is the median of 9 repetitions, the long one a single run
     reps = sorted((e["command"][e["command"].index("-s") + 1], e["repetitions"],
-                   e["command"][e["command"].index("-i") + 1],
-                   [a for a in e["command"] if a.startswith("--iomodel.repeatFor")]) for e in runs)
-    assert [r[::2] for r in reps] == [("1", "9"), ("8", "9")]
-    assert [r[3] for r in reps] == [[], ["--iomodel.repeatFor=0.05"]]
-    assert reps[0][1] == 9 and 1 <= reps[1][1] <= 9
+                   "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]) for e in runs)
+    assert reps == [("1", 9, "9"), ("8", 1, False)]
     bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--ops", "write,reed",
               "-o", tmp_path / "bad")
     assert bad.returncode == 2 and "--ops write,reed: expected write, read and/or reread, got reed" \
@@ -160,8 +156,7 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     """--repeat 2: two passes over the sweep, every point once in each (pass 1 of
     every point before pass 2 of any), each pass a run of its own in
     results.json; 64 KiB at np 2 with --bytes 1m: 8 operations per process and
-    the one-operation point, which takes -i 5 in each pass (at least 9 in all),
-    the long one -i 9 with --iomodel.repeatFor=0.05 (the built-in replayer);
+    the one-operation point, which takes -i 5 in each pass (at least 9 in all);
     a point's time is that of its median pass, the lower of two."""
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
@@ -176,7 +171,7 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     def i_opt(e):
         return "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]
     assert [(k.rsplit("@", 1)[1], segs(e), i_opt(e)) for k, e in runs.items()] == \
-        [("pass1of2", 8, "9"), ("pass1of2", 1, "5"), ("pass2of2", 8, "9"), ("pass2of2", 1, "5")]
+        [("pass1of2", 8, False), ("pass1of2", 1, "5"), ("pass2of2", 8, False), ("pass2of2", 1, "5")]
     assert "pass 2/2" in p.stderr
     rows = pq.read_table(out / "profile.parquet").to_pylist()
     lower = {n: min(e["time_s"] for e in runs.values() if segs(e) == n) for n in (8, 1)}

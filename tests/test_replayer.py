@@ -534,8 +534,6 @@ def test_unimplemented_ior_options_warn(tmp_path):
      "--iomodel.piece=3072: -t (16384) must be a multiple of it"),
     (["-a", "MPIIO", "--iomodel.piece=0"], "--iomodel.piece must be 1 byte to 2147483647 bytes"),
     (["-a", "MPIIO", "--iomodel.piece=2g"], "--iomodel.piece must be 1 byte to 2147483647 bytes"),
-    (["--iomodel.repeatFor=abc"], "bad --iomodel.repeatFor=abc: expected seconds, 0 to 3600"),
-    (["--iomodel.repeatFor=-1"], "bad --iomodel.repeatFor=-1: expected seconds, 0 to 3600"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
@@ -586,31 +584,6 @@ def test_repetitions_give_the_median_time(tmp_path):
     assert o["io_time_s"] == sorted(r["iomodelIoTime"] for r in reps)[2]
     assert o["transfer_time_s"] == sorted(r["wrRdTime"] for r in reps)[2]
     assert o["io_bandwidth_Bps"] == NP * 2 * 64 * KIB / o["io_time_s"]
-
-
-@pytest.mark.parametrize("budget", ["3600", "1e-9", "0.002"])
-def test_repeat_for_stops_the_repetitions_at_a_budget(tmp_path, budget):
-    """--iomodel.repeatFor=S with -i 5: the repetitions stop after the first one
-    that brings the I/O time measured (rank 0's iomodelIoTime, summed) to S: an
-    hour is never reached (all 5 done), a nanosecond is by the first (1 done), 2 ms
-    wherever the running sum of the times reported reaches it. The summary counts
-    and takes the median of the repetitions done; the file is removed."""
-    summary = tmp_path / "s.json"
-    proc = run(replay_cmd("-a", "MPIIO", "-w", "-s", 4, "-b", "64k", "-t", "64k", "-i", 5,
-                          f"--iomodel.repeatFor={budget}", "-o", tmp_path / "f.dat",
-                          "-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}"))
-    assert proc.returncode == 0, proc.stderr
-    times = [r["iomodelIoTime"] for r in json.loads(summary.read_text())["tests"][0]["Results"]]
-    done, limit = len(times), float(budget)
-    assert done == {"3600": 5, "1e-9": 1}.get(budget, done)
-    # the running sums before the last one done stay short of the budget, the last
-    # reaches it (or all 5 were done); the JSON rounds each time to the microsecond
-    slack = 5e-7 * done
-    assert all(sum(times[:k]) < limit + slack for k in range(1, done))
-    assert done == 5 or sum(times) >= limit - slack
-    [o] = parse_ior_json(summary)
-    assert o["repetitions"] == done and o["io_time_s"] == sorted(times)[(done - 1) // 2]
-    assert not (tmp_path / "f.dat").exists()
 
 
 def test_transfer_time_and_bandwidth_leave_open_and_close_out():
