@@ -103,6 +103,29 @@ def feasibility(model, cluster):
     return not reasons, reasons, notes
 
 
+def placement_note(model, cluster, phases):
+    """A note when file-per-process phases predicted from a profile run on several
+    data servers: which server holds each of the application's files (and their
+    stripes) decides how many servers share their I/O, and the file system places
+    them by their names or identity (Gluster's DHT hashes names; its shards, new
+    identities), not as it placed the profile's files.  The accuracy bench's two
+    Gluster servers: the application's two files on one server each, the
+    profile's shared out unevenly, fpp_io +25% and +42% predicted; the replays,
+    which write the application's names, within 1%."""
+    servers = getattr(cluster, "data_servers", 1) or 1
+    by_profile = {p["file"] for p in phases
+                  if p["access_type"] == "unique" and p["weight"] and p["note"] != "measured by replay"}
+    if servers < 2 or not by_profile:
+        return None
+    files = [f for f in model["files"] if f["id"] in by_profile]
+    count = sum(f.get("np") or 1 for f in files)
+    names = ", ".join(f["name"] for f in files[:2]) + (", ..." if len(files) > 2 else "")
+    return (f"{_name(cluster)} has {servers} data servers: where its file system places the "
+            f"{count} files of the file-per-process phases ({names}) decides how many servers "
+            f"share their I/O, and it placed the profile's own files otherwise; a replay "
+            f"(--backend builtin) writes the application's file names")
+
+
 def _profile_bandwidth(phase, access_type, profile, ops, fallback):
     """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase."""
     op = phase["operation"]
@@ -231,6 +254,9 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
     for op in fb:
         notes.append(f"no {op} bandwidth measured: {op} phases use the "
                      f"{'write' if op == 'read' else 'read'} bandwidth")
+    placed = placement_note(model, cluster, phases)
+    if placed:
+        notes.append(placed)
 
     io_time = sum(p["time_s"] for p in phases)
     weight = model.get("weight", sum(p["weight"] for p in phases))

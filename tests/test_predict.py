@@ -190,6 +190,30 @@ def test_a_reread_phase_uses_the_reread_bandwidth():
     assert got["time_s"] == pytest.approx(1697932800 / (50 * MiB), rel=1e-12)
 
 
+def test_file_per_process_on_several_data_servers_has_a_placement_note():
+    """BT-IO class B's 41 phases made file-per-process (4 files, btio.{rank}.out):
+    on VC 4 (8 data servers) predicted from a profile, the notes say that the
+    files' placement decides and that a replay writes the application's names;
+    not on VC 3 (one data server), not for the shared file, and not when a
+    replay measured every such phase."""
+    import copy
+    m = copy.deepcopy(model("btio-B-4"))
+    m["files"][0].update(access_type="unique", name="btio.{rank}.out")
+    pts = [{"operation": op, "access_type": "unique", "collective": True, "np": 4,
+            "rs": 10612080, "bw_Bps": 100 * MiB} for op in ("write", "read")]
+    prof = Profile.from_points(pts)
+    note = ("VC4 has 8 data servers: where its file system places the 4 files of the "
+            "file-per-process phases (btio.{rank}.out) decides how many servers share their "
+            "I/O, and it placed the profile's own files otherwise; a replay (--backend builtin) "
+            "writes the application's file names")
+    vc4, vc3 = load_cluster("vc4"), load_cluster("vc3")
+    assert [n for n in predict(m, vc4, prof)["notes"] if "data servers" in n] == [note.replace("VC4", vc4.name)]
+    assert not any("data servers" in n for n in predict(m, vc3, prof)["notes"])
+    assert not any("data servers" in n for n in predict(model("btio-B-4"), vc4, prof)["notes"])
+    replayed = {p["id"]: 100 * MiB for p in m["phases"]}
+    assert not any("data servers" in n for n in predict(m, vc4, prof, bandwidths=replayed)["notes"])
+
+
 def without_bandwidth(name, tmp_path):
     """A shipped cluster description with its measured points taken out."""
     text = (ROOT / "replay" / "clusters" / f"{name}.yaml").read_text()
