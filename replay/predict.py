@@ -103,18 +103,23 @@ def feasibility(model, cluster):
     return not reasons, reasons, notes
 
 
-def placement_note(model, cluster, phases):
+def _replayed(phase, bandwidths):
+    """The phase's bandwidth measured by a replay (keys: phase ids, int or str), or None."""
+    return None if bandwidths is None else bandwidths.get(phase["id"], bandwidths.get(str(phase["id"])))
+
+
+def placement_note(model, cluster, bandwidths=None):
     """A note when file-per-process phases predicted from a profile run on several
     data servers: which server holds each of the application's files (and their
     stripes) decides how many servers share their I/O, and the file system places
     them by their names or identity (Gluster's DHT hashes names; its shards, new
     identities), not as it placed the profile's files.  The accuracy bench's two
-    Gluster servers: the application's two files on one server each, the
-    profile's shared out unevenly, fpp_io +25% and +42% predicted; the replays,
-    which write the application's names, within 1%."""
+    Gluster servers: fpp_io +25% and +42% predicted; the replays, which write the
+    application's names, within 1%.  Phases a replay measured need no note."""
     servers = getattr(cluster, "data_servers", 1) or 1
-    by_profile = {p["file"] for p in phases
-                  if p["access_type"] == "unique" and p["weight"] and p["note"] != "measured by replay"}
+    unique = {f["id"] for f in model["files"] if f["access_type"] == "unique"}
+    by_profile = {p["file"] for p in model["phases"]
+                  if p["file"] in unique and p["weight"] and _replayed(p, bandwidths) is None}
     if servers < 2 or not by_profile:
         return None
     files = [f for f in model["files"] if f["id"] in by_profile]
@@ -200,7 +205,7 @@ def _computing_between(phase, profile, op, args, bw):
 def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
     """(Bps, note) for one phase."""
     if bandwidths is not None:
-        bw = bandwidths.get(phase["id"], bandwidths.get(str(phase["id"])))
+        bw = _replayed(phase, bandwidths)
         if bw is not None:
             if not (isinstance(bw, (int, float)) and math.isfinite(bw) and bw > 0):
                 raise PredictError(f"phase {phase['id']}: measured bandwidth must be > 0 B/s, got {bw!r}")
@@ -254,7 +259,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
     for op in fb:
         notes.append(f"no {op} bandwidth measured: {op} phases use the "
                      f"{'write' if op == 'read' else 'read'} bandwidth")
-    placed = placement_note(model, cluster, phases)
+    placed = placement_note(model, cluster, bandwidths)
     if placed:
         notes.append(placed)
 
