@@ -71,6 +71,7 @@ typedef struct {
     int gap_barrier;          /* --iomodel.gapBarrier: each segment after the first starts at a barrier */
     double think;             /* --iomodel.think: computing seconds between transfers */
     int reread;               /* --iomodel.reread: -w -r through one open of the file */
+    int fresh;                /* --iomodel.fresh: each repetition's files set aside until the end */
     const char *names;        /* --iomodel.names: the files' names inside the directory -o */
     long long piece;          /* --iomodel.piece: bytes of one piece of a task's view (0: none) */
     int argc;
@@ -168,6 +169,11 @@ static void usage(void)
            "                   close and reopen between them), as an application that\n"
            "                   rereads what it wrote; the open and close count in the write\n"
            "                   and the read respectively\n"
+           "  --iomodel.fresh  (-w, -i N) each repetition writes into newly allocated pages:\n"
+           "                   its files are renamed aside (NAME.iomodel-rep.K) instead of\n"
+           "                   removed, and all removed at the end (N times the data's space);\n"
+           "                   IOR's removal hands the next repetition the pages just freed,\n"
+           "                   still in the CPU's cache (on tmpfs 15%% faster than fresh ones)\n"
            "  --iomodel.names=PATTERN  -o is a directory (made if absent, removed if empty when\n"
            "                   the files are) and the file of task r is PATTERN in it, {rank}\n"
            "                   (with -F; {rank:0N}: N digits) replaced by r: the application's\n"
@@ -353,10 +359,12 @@ static void parse_args(params_t *p, int argc, char **argv)
             }
             if (strcmp(name, "--help") == 0)
                 usage();
-            if (strcmp(name, "--iomodel.reread") == 0 || strcmp(name, "--iomodel.gapBarrier") == 0) {
+            if (strcmp(name, "--iomodel.reread") == 0 || strcmp(name, "--iomodel.gapBarrier") == 0 ||
+                strcmp(name, "--iomodel.fresh") == 0) {
                 if (val)
                     usage_error("option %s takes no value", name);
-                *(strcmp(name, "--iomodel.reread") == 0 ? &p->reread : &p->gap_barrier) = 1;
+                *(strcmp(name, "--iomodel.reread") == 0 ? &p->reread
+                  : strcmp(name, "--iomodel.fresh") == 0 ? &p->fresh : &p->gap_barrier) = 1;
                 continue;
             }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
@@ -524,6 +532,9 @@ static void parse_args(params_t *p, int argc, char **argv)
         if (p->xfer % p->piece)
             usage_error("--iomodel.piece=%lld: -t (%lld) must be a multiple of it", p->piece, p->xfer);
     }
+    if (p->fresh && (!p->do_write || p->keep || p->existing))
+        usage_error("--iomodel.fresh needs -w and neither -k nor -E: it sets aside the files "
+                    "each repetition writes");
     if (p->reread && (p->reorder || p->existing))
         usage_error("--iomodel.reread cannot take -C or -E: each task rereads its own data "
                     "through the open its write used");
@@ -690,6 +701,47 @@ static void remove_file(const params_t *p, const char *name)
     } else {
         unlink(name);
     }
+}
+
+/* --iomodel.fresh: repetition rep's file(s) under the name NAME.iomodel-rep.REP */
+static void aside_name(const char *name, int rep, char *buf, size_t n)
+{
+    if (snprintf(buf, n, "%s.iomodel-rep.%d", name, rep) >= (int)n)
+        buf[n - 1] = 0; /* parse_args bounds the names' length well below n */
+}
+
+/* The repetition's files, at its end: removed as IOR does, or (--iomodel.fresh)
+ * renamed aside so that the next repetition's writes take pages of their own.
+ * Collective: every rank calls it. */
+static void end_repetition(const params_t *p, const ctx_t *c, int rep)
+{
+    char name[4096], aside[4200];
+    MPI_Barrier(MPI_COMM_WORLD);
+    test_file_name(p, c->rank, name, sizeof name);
+    if (p->fpp || c->rank == 0) {
+        if (!p->fresh)
+            remove_file(p, name);
+        else {
+            aside_name(name, rep, aside, sizeof aside);
+            if (rename(name, aside) != 0 && errno != ENOENT) /* not renamed: do as IOR */
+                remove_file(p, name);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --iomodel.fresh: remove the files the first `reps` repetitions set aside */
+static void remove_aside(const params_t *p, const ctx_t *c, int reps)
+{
+    char name[4096], aside[4200];
+    MPI_Barrier(MPI_COMM_WORLD);
+    test_file_name(p, c->rank, name, sizeof name);
+    if (p->fpp || c->rank == 0)
+        for (int rep = 0; rep < reps; rep++) {
+            aside_name(name, rep, aside, sizeof aside);
+            unlink(aside);
+        }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void file_open(const params_t *p, const char *name, int access, file_t *f, ioerr_t *e)
@@ -1535,7 +1587,8 @@ int main(int argc, char **argv)
     }
 
     point_t *res[2] = {calloc((size_t)p.reps, sizeof(point_t)), calloc((size_t)p.reps, sizeof(point_t))};
-    for (int rep = 0; rep < p.reps && !status; rep++) {
+    int rep = 0;
+    for (; rep < p.reps && !status; rep++) {
         file_t held = {0};
         if (p.do_write) {
             status = run_phase(&p, &c, WRITE, buf, &res[WRITE][rep], p.reread ? &held : NULL);
@@ -1547,15 +1600,11 @@ int main(int argc, char **argv)
             if (!status && c.rank == 0 && text)
                 text_result(stdout, &p, READ, &res[READ][rep], rep);
         }
-        if (!p.keep) { /* as IOR: remove the file(s) after each repetition */
-            MPI_Barrier(MPI_COMM_WORLD);
-            char name[4096];
-            test_file_name(&p, c.rank, name, sizeof name);
-            if (p.fpp || c.rank == 0)
-                remove_file(&p, name);
-            MPI_Barrier(MPI_COMM_WORLD);
-        }
+        if (!p.keep) /* as IOR: remove the file(s) after each repetition (or set them aside) */
+            end_repetition(&p, &c, rep);
     }
+    if (p.fresh)
+        remove_aside(&p, &c, rep);
 
     if (!p.keep && p.names && c.rank == 0)
         rmdir(p.path); /* the replay's directory, when nothing else is in it */

@@ -444,10 +444,19 @@ def test_reread_is_written_and_read_in_one_run():
     assert argv[-2:] == ["--iomodel.reread", "--iomodel.names=f0"]
     assert argv.count("--iomodel.reread") == 1
     assert "--iomodel.reread" not in get_backend("ior").argv(r, "ior", "s.json", 1)
+    # repeated, a write sets each repetition's files aside (fresh pages); IOR cannot
+    assert get_backend("builtin").argv(r, "iomodel_replay", "s.json", 3)[-5:] == \
+        ["-i", "3", "--iomodel.fresh", "--iomodel.reread", "--iomodel.names=f0"]
+    assert get_backend("builtin").argv(w, "iomodel_replay", "s.json", 3)[-2:] == \
+        ["--iomodel.fresh", "--iomodel.names=f0"]
+    assert "--iomodel.fresh" not in get_backend("builtin").argv(w, "iomodel_replay", "s.json", 1)
+    assert "--iomodel.fresh" not in get_backend("ior").argv(w, "ior", "s.json", 3)
     rr["reread_bytes"] = 4 * MIB * 2 - 1
     _, r2 = ior_invocations(make_model([make_phase(1, rep=2), rr]), cluster)
     assert (r2.reread, r2.flags, r2.setup.flags) == (False, ["-r", "-k", "-E", "-C"],
                                                      ["-w", "-k", "-e"])
+    # a read of a file its setup wrote, kept (-k -E): nothing to set aside
+    assert "--iomodel.fresh" not in get_backend("builtin").argv(r2, "iomodel_replay", "s.json", 3)
 
 
 def test_api_from_routine_and_source():

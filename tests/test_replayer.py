@@ -323,6 +323,31 @@ def test_application_names_in_a_directory(tmp_path):
     assert [(f.name, f.stat().st_size) for f in d2.iterdir()] == [("out.nc", NP * 16 * KIB)]
 
 
+def test_fresh_sets_each_repetitions_files_aside(tmp_path):
+    """--iomodel.fresh -i 3: each repetition's files are renamed NAME.iomodel-rep.K
+    instead of removed (so the next repetition writes into pages of its own), and
+    all are removed at the end.  -d 1 sleeps a second before each write: during
+    the third repetition's, exactly the first two repetitions' files, 16 KiB
+    each, are in the directory."""
+    d = tmp_path / "fresh"
+    cmd = replay_cmd("-a", "MPIIO", "-F", "-w", "-s", 1, "-b", "16k", "-t", "16k", "-i", 3,
+                     "-d", 1, "-o", d, "--iomodel.names=fpp.{rank}.dat", "--iomodel.fresh")
+    proc = subprocess.Popen(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    seen = set()
+    while proc.poll() is None:
+        try:
+            seen.add(frozenset((f.name, f.stat().st_size) for f in d.iterdir()))
+        except FileNotFoundError:      # not made yet, or a file renamed while listed
+            pass
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    aside = frozenset((f"fpp.{r}.dat.iomodel-rep.{k}", 16 * KIB) for r in range(NP) for k in (0, 1))
+    assert aside in seen
+    assert not d.exists()              # every file removed at the end, then the directory
+    assert [o["repetitions"] for o in parse_ior_text(out)] == [3]
+
+
 def test_application_names_directory_that_cannot_be_made(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -522,6 +547,9 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["-w", "--iomodel.reread"], "--iomodel.reread needs -w and -r"),
     (["-w", "-r", "-C", "--iomodel.reread"], "--iomodel.reread cannot take -C or -E"),
     (["--iomodel.reread=1"], "option --iomodel.reread takes no value"),
+    (["-r", "--iomodel.fresh"], "--iomodel.fresh needs -w and neither -k nor -E"),
+    (["-w", "-k", "--iomodel.fresh"], "--iomodel.fresh needs -w and neither -k nor -E"),
+    (["-w", "-E", "--iomodel.fresh"], "--iomodel.fresh needs -w and neither -k nor -E"),
     (["--iomodel.names=a/b"], "bad --iomodel.names=a/b: expected a file name (no '/')"),
     (["-F", "--iomodel.names=x.dat"], "--iomodel.names=x.dat with -F needs {rank}"),
     (["--iomodel.names=x{rank}"], "--iomodel.names=x{rank}: {rank} needs -F"),
