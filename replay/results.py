@@ -23,11 +23,12 @@ Keys of each dict (MiB = 2**20 bytes, as IOR's MiB):
     bandwidth_Bps    bw_MiBps_mean in bytes/s
     transfer_time_s  median over the repetitions of the transfers' time alone (IOR's
                      wrRdTime: no open, no close), s; None when the output does not
-                     give it.  The median, not the mean: a run's first repetition
-                     pays the first request's set-up (on tmpfs a one-request 1 MiB
-                     write took 825-1030 us in the first of 12 repetitions, 700-840
-                     us in the others), and the measured side of the accuracy bench
-                     is a median too
+                     give it.  The median, not the mean: one repetition can be
+                     slowed by anything else on the machine (IOR's first one, on
+                     tmpfs, also by writing into newly allocated pages where the
+                     others, the file removed in between, reuse the pages just
+                     freed: iomodel_replay --iomodel.fresh), and the measured
+                     side of the accuracy bench is a median too
     transfer_bandwidth_Bps
                      aggregate_bytes / transfer_time_s, or None
     io_time_s        median over the repetitions of the transfers' time as the

@@ -146,6 +146,9 @@ def test_characterize_rereads(local_vc, tmp_path):
     reps = sorted((e["command"][e["command"].index("-s") + 1], e["repetitions"],
                    "-i" in e["command"] and e["command"][e["command"].index("-i") + 1]) for e in runs)
     assert reps == [("1", 9, "9"), ("8", 1, False)]
+    # the 9 repetitions each write into pages of their own; a single run needs nothing
+    assert sorted((e["command"][e["command"].index("-s") + 1], "--iomodel.fresh" in e["command"])
+                  for e in runs) == [("1", True), ("8", False)]
     bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--ops", "write,reed",
               "-o", tmp_path / "bad")
     assert bad.returncode == 2 and "--ops write,reed: expected write, read and/or reread, got reed" \
