@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -340,6 +341,7 @@ def test_fresh_sets_each_repetitions_files_aside(tmp_path):
             seen.add(frozenset((f.name, f.stat().st_size) for f in d.iterdir()))
         except FileNotFoundError:      # not made yet, or a file renamed while listed
             pass
+        time.sleep(0.02)               # the window is -d's second: no need to spin a core
     out, err = proc.communicate()
     assert proc.returncode == 0, err
     aside = frozenset((f"fpp.{r}.dat.iomodel-rep.{k}", 16 * KIB) for r in range(NP) for k in (0, 1))
