@@ -168,7 +168,7 @@ class VC:
             text = (ROOT / "testbed" / src).read_text().replace(
                 "/tmp/iomodel-testbed/gluster/work", f"{self.mount}/work").replace(
                 default, f'network: "{rate}"').replace(default.split('"')[1] + " htb", f"{rate} htb")
-            self.network = f"{servers} server{'s' * (servers > 1)}, htb {rate} each"
+            self.network = f"{servers} server{'s' * (servers > 1)}, htb {rate} each, TCP cubic"
         else:
             raise ValueError(name)
         if name != "tmpfs":   # the file's header comment describes its defaults, not this run's

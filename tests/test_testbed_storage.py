@@ -228,7 +228,8 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
     """Two data servers: two bricks, each on its own name, address and shaped link;
     a 64 MiB file (sixteen 4 MB shards, placed by the hash of a random id: all on one
     brick with probability 2^-15) has data on both bricks, and bytes crossed both
-    links; stop removes both links and both /etc/hosts lines."""
+    links; both links' routes pin TCP cubic; stop removes both links and both
+    /etc/hosts lines."""
     env = gluster_env(tmp_path, IOMODEL_GLUSTER_SERVERS="2")
     try:
         start_twice("gluster", env)
@@ -240,6 +241,13 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
         for dev in ("iomodel-gl-h", "iomodel-gl-h2"):
             q = subprocess.run(["tc", "class", "show", "dev", dev], capture_output=True, text=True).stdout
             assert q.startswith("class htb 1:1 root") and "rate 200Mbit" in q, q
+            r = subprocess.run(["ip", "route", "show", "dev", dev], capture_output=True, text=True).stdout
+            assert "congctl cubic" in r, r
+        # the client's connections to the bricks (one per server) use it, whatever the machine's default
+        ss = subprocess.run(["ss", "-tinH", "state", "established", "dst", "10.213.0.2", "or", "dst",
+                             "10.213.1.2"], capture_output=True, text=True).stdout
+        algos = [line.split()[0] for line in ss.splitlines() if line.startswith(("\t", " "))]
+        assert len(algos) >= 2 and set(algos) == {"cubic"}, ss
 
         def tx(dev):
             return int(open(f"/sys/class/net/{dev}/statistics/tx_bytes").read())

@@ -48,6 +48,19 @@ shape() {
   tc "$@" class replace dev "$dev" parent 1: classid 1:1 htb rate "$RATE" quantum 60000 \
     ${BURST:+burst "$BURST" cburst "$BURST"}
 }
+# TCP congestion control of the testbed's links, set on their routes (both ends), not
+# the machine's: BBR (this machine's default) measures the delivery rate behind htb
+# wrongly (tens of Gbit/s on a 100mbit link), and after the links carried a few MB in
+# parallel one 64 KiB read in two stalled ~70 ms (fpp_io's read phase: 160 ms, not 90, in
+# 6 of 10 runs; cubic: 0 of 10, testbed/README.md). "" keeps the machine's default.
+CONGCTL=${IOMODEL_GLUSTER_CONGCTL-cubic}
+# route I DEV [-n NS]: server I's /30 on DEV, with $CONGCTL (idempotent)
+route() {
+  local i=$1 dev=$2 src; shift 2
+  if [ "${1:-}" = -n ]; then src=$(server_ip "$i"); else src=$(host_ip "$i"); fi
+  ip "$@" route replace "$(subnet_of "$i").0/30" dev "$dev" proto kernel scope link src "$src" \
+    ${CONGCTL:+congctl "$CONGCTL"}
+}
 # Write-behind (Gluster's client translator) acknowledges writes before the server has
 # them and flushes in close(): a traced phase would end before its data moved, and the
 # flush would land in MPI_File_close, outside every phase. Off by default ("on" to keep it).

@@ -2,7 +2,8 @@
 # Start the GlusterFS VC: a network namespace ($IOMODEL_GLUSTER_NS, default iomodel-gl)
 # joined to the root namespace by one veth pair per data server
 # (IOMODEL_GLUSTER_SERVERS, default 1), each shaped both ways with tc htb
-# (IOMODEL_GLUSTER_RATE: a tc rate or low/moderate/high), glusterd inside it with its
+# (IOMODEL_GLUSTER_RATE: a tc rate or low/moderate/high) and its route pinned to TCP
+# cubic (IOMODEL_GLUSTER_CONGCTL), glusterd inside it with its
 # state in testbed/state/gluster/, a distributed volume of one brick per server on the
 # host names iomodel-gluster, iomodel-gluster-2, ... (added to /etc/hosts; sharded when
 # several), write-behind off, mounted through FUSE on IOMODEL_GLUSTER_MOUNT (default
@@ -13,6 +14,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 for b in glusterd gluster glusterfs mount.glusterfs ip tc; do
   command -v $b >/dev/null || { echo "start.sh: $b missing: apt-get install glusterfs-server iproute2" >&2; exit 1; }
 done
+if [ -n "$CONGCTL" ] && ! grep -qw -- "$CONGCTL" /proc/sys/net/ipv4/tcp_available_congestion_control; then
+  echo "start.sh: IOMODEL_GLUSTER_CONGCTL=$CONGCTL is not available here (tcp_available_congestion_control: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control))" >&2
+  exit 2
+fi
 mkdir -p "$STATE" "$WORKDIR" "$RUNDIR" "$LOGDIR" "$MNT"
 
 # --- network: namespace; per data server a veth pair, addresses, shaping, host name
@@ -41,6 +46,8 @@ for i in $(seq 1 "$SERVERS"); do
   # htb on both ends: host -> server (writes) and server -> host (reads).
   shape "$vh"
   shape "$vn" -n "$NS"
+  route "$i" "$vh"
+  route "$i" "$vn" -n "$NS"
   if ! grep -qE "^$(server_ip "$i") $(server_name "$i") $HOSTS_TAG\$" /etc/hosts; then
     # append in place (/etc/hosts may be a bind mount: no rename)
     echo "$(server_ip "$i") $(server_name "$i") $HOSTS_TAG" >> /etc/hosts
@@ -98,4 +105,4 @@ fi
 chmod 1777 "$MNT"
 pid=$(pgrep -x glusterfs -a | awk -v m="$MNT" '$NF == m {print $1}' | head -1)
 [ -n "$pid" ] && echo "$pid" > "$CLIENT_PIDFILE"
-echo "gluster up: volume $VOLUME, $SERVERS data server(s) from $SERVER_NAME ($SERVER_IP, netns $NS), $RATE each way per server, write-behind $WRITE_BEHIND${SHARD_SIZE:+$([ "$SERVERS" -gt 1 ] && echo ", shards of $SHARD_SIZE")}, mounted on $MNT"
+echo "gluster up: volume $VOLUME, $SERVERS data server(s) from $SERVER_NAME ($SERVER_IP, netns $NS), $RATE each way per server, TCP ${CONGCTL:-default}, write-behind $WRITE_BEHIND${SHARD_SIZE:+$([ "$SERVERS" -gt 1 ] && echo ", shards of $SHARD_SIZE")}, mounted on $MNT"
