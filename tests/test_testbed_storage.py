@@ -228,7 +228,8 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
     """Two data servers: two bricks, each on its own name, address and shaped link;
     a 64 MiB file (sixteen 4 MB shards, placed by the hash of a random id: all on one
     brick with probability 2^-15) has data on both bricks, and bytes crossed both
-    links; both links' routes pin TCP cubic; stop removes both links and both
+    links; both ends of both links pin TCP cubic on their routes, and the
+    connections use it; stop removes both links and both
     /etc/hosts lines."""
     env = gluster_env(tmp_path, IOMODEL_GLUSTER_SERVERS="2")
     try:
@@ -241,13 +242,24 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
         for dev in ("iomodel-gl-h", "iomodel-gl-h2"):
             q = subprocess.run(["tc", "class", "show", "dev", dev], capture_output=True, text=True).stdout
             assert q.startswith("class htb 1:1 root") and "rate 200Mbit" in q, q
-            r = subprocess.run(["ip", "route", "show", "dev", dev], capture_output=True, text=True).stdout
-            assert "congctl cubic" in r, r
-        # the client's connections to the bricks (one per server) use it, whatever the machine's default
-        ss = subprocess.run(["ss", "-tinH", "state", "established", "dst", "10.213.0.2", "or", "dst",
-                             "10.213.1.2"], capture_output=True, text=True).stdout
-        algos = [line.split()[0] for line in ss.splitlines() if line.startswith(("\t", " "))]
-        assert len(algos) >= 2 and set(algos) == {"cubic"}, ss
+        # both ends of each link: the host's routes and the servers' (which send the reads)
+        for ns, dev in (([], "iomodel-gl-h"), ([], "iomodel-gl-h2"),
+                        (["-n", "iomodel-gl"], "iomodel-gl-n"), (["-n", "iomodel-gl"], "iomodel-gl-n2")):
+            r = subprocess.run(["ip", *ns, "route", "show", "dev", dev], capture_output=True, text=True).stdout
+            assert "congctl cubic" in r, (dev, r)
+
+        def algorithms(prefix, peers):
+            """The congestion control of each established connection to `peers`."""
+            filt = [w for p in peers for w in ("or", "dst", p)][1:]
+            out = subprocess.run([*prefix, "ss", "-tinH", "state", "established", *filt],
+                                 capture_output=True, text=True).stdout
+            return [line.split()[0] for line in out.splitlines() if line.startswith(("\t", " "))], out
+        # the client's connections to the bricks (one per server) and the bricks' ends of
+        # them use it, whatever the machine's default
+        for prefix, peers in (([], ("10.213.0.2", "10.213.1.2")),
+                              (["ip", "netns", "exec", "iomodel-gl"], ("10.213.0.1", "10.213.1.1"))):
+            algos, out = algorithms(prefix, peers)
+            assert len(algos) >= 2 and set(algos) == {"cubic"}, out
 
         def tx(dev):
             return int(open(f"/sys/class/net/{dev}/statistics/tx_bytes").read())

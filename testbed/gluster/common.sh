@@ -50,9 +50,9 @@ shape() {
 }
 # TCP congestion control of the testbed's links, set on their routes (both ends), not
 # the machine's: BBR (this machine's default) measures the delivery rate behind htb
-# wrongly (tens of Gbit/s on a 100mbit link), and after the links carried a few MB in
-# parallel one 64 KiB read in two stalled ~70 ms (fpp_io's read phase: 160 ms, not 90, in
-# 6 of 10 runs; cubic: 0 of 10, testbed/README.md). "" keeps the machine's default.
+# wrongly (tens of Gbit/s on a 100mbit link), and once the links had carried a few MB in
+# parallel, fpp_io's read phase took 160 ms instead of 90 in 6 of 10 runs, one 64 KiB read
+# stalling ~70 ms (cubic: 0 of 10, testbed/README.md). "" keeps the machine's default.
 CONGCTL=${IOMODEL_GLUSTER_CONGCTL-cubic}
 # route I DEV [-n NS]: server I's /30 on DEV, with $CONGCTL (idempotent)
 route() {
