@@ -464,7 +464,7 @@ def build_parser():
     ch.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="passes over the whole sweep, each point once per pass, its time the "
                     "median of the passes (a slow stretch of the cluster then slows one repetition "
-                    "of a point, not all); one-operation points at least 3 times (IOR -i within a pass)")
+                    "of a point, not all); one-operation points at least 9 times over all passes (IOR -i within a pass)")
     ch.add_argument("--timeout", type=float, metavar="S")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")
     ch.add_argument("--profile", metavar="FILE", help="where to write the profile (default DIR/profile.parquet)")
