@@ -14,6 +14,7 @@ from pathlib import Path
 from iomodel.models import rereads
 
 from .ior import Invocation, sanitize
+from .placement import spread_name
 from .profile import Profile, ops_per_process
 from .runner import State, execute, key_of, make_workdir
 
@@ -30,20 +31,28 @@ def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared
             for op in operations]
 
 
-def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None):
+def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None,
+               file_cap=None, place=None):
     """The invocation measuring one point (a read gets the write that makes its file;
     a reread writes and reads back through one open, the write not counted):
     about target_bytes in all, or `segments` operations per process; with
-    point["piece"], each transfer through a view of pieces (builtin backend)."""
+    point["piece"], each transfer through a view of pieces (builtin backend).
+    file_cap: at most so many bytes per file of a file-per-process point (when
+    rs fits); place(path, np) -> path: the name of such a point's files."""
     rs, n = point["rs"], point["np"]
+    unique = point["access_type"] == "unique"
     if segments is None:
         segments = max(1, min(1024, target_bytes // (rs * n)))
+        if unique and file_cap and rs <= file_cap:
+            segments = min(segments, file_cap // rs)
     piece = point.get("piece")
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
                     f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
+    if unique and place is not None:
+        test_file = place(test_file, n)
     common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
-                  file_per_proc=point["access_type"] == "unique", collective=point["collective"],
+                  file_per_proc=unique, collective=point["collective"],
                   test_file=test_file, piece=piece)
     extra = ["-C", "-e"] if defeat_page_cache else []
     # Every point removes its file(s) when done (a write: no -k; a read: iomodel, once
@@ -91,6 +100,25 @@ def view_points(points, pieces):
             if pt["access_type"] == "shared" and pt["np"] > 1 and pt["rs"] > p and pt["rs"] % p == 0]
 
 
+def _spreader(cluster, placed):
+    """On a cluster of several data servers, place(path, np) -> the name of a
+    file-per-process point's files that spreads them evenly over the servers
+    (replay/placement.py), recording the placement in `placed`; else None."""
+    servers = getattr(cluster, "data_servers", 1) or 1
+    if servers < 2:
+        return None
+    names = {}
+
+    def place(path, n):
+        if (path, n) not in names:
+            name, counts = spread_name(path, n, servers)
+            names[(path, n)] = name
+            if counts is not None:
+                placed[name] = counts
+        return names[(path, n)]
+    return place
+
+
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
@@ -111,14 +139,19 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     state = State(outdir)
     make_workdir(cluster)
     points = sweep_points(sizes, nps, **sweep)
+    placed = {}                        # test file -> {server: files} where they were spread
+    spread = _spreader(cluster, placed)
     runs = []
+    # a file-per-process point on several servers writes at most a stripe per file:
+    # beyond it Gluster's shards go where their own new identities hash, anew in
+    # every run, while the first stripe stays where the spread name put it
+    kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread)
+    workdir, dpc = getattr(cluster, "workdir", "."), getattr(cluster, "defeat_page_cache", False)
     for pt in points + view_points(points, pieces):
-        inv = invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
-                         getattr(cluster, "defeat_page_cache", False))
+        inv = invocation(pt, workdir, target_bytes, dpc, **kw)
         runs.append((pt, inv))
         if one_op and inv.segments > 1 and not pt.get("piece"):
-            runs.append((pt, invocation(pt, getattr(cluster, "workdir", "."), target_bytes,
-                                        getattr(cluster, "defeat_page_cache", False), segments=1)))
+            runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
     # --repeat N: N passes over the whole sweep, each point once per pass, rather than
     # N repetitions back to back: a slow stretch of the cluster (on Gluster, one
     # sweep's 256 KiB writes at 17 MiB/s, its 64 KiB and 1 MiB ones at 26 MiB/s)
@@ -140,6 +173,8 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                 entry = execute(inv, cluster, backend, prog, state.dir,
                                 reps_per_pass(inv.segments, passes), timeout)
                 entry["point"] = {**pt, "ops_per_process": inv.segments}
+                if inv.test_file in placed:
+                    entry["point"]["placement"] = placed[inv.test_file]
                 state.record(key, entry)
                 print(f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
                       f" FAILED: {entry['error']}", file=progress)

@@ -113,9 +113,10 @@ def placement_note(model, cluster, bandwidths=None):
     data servers: which server holds each of the application's files (and their
     stripes) decides how many servers share their I/O, and the file system places
     them by their names or identity (Gluster's DHT hashes names; its shards, new
-    identities), not as it placed the profile's files.  The accuracy bench's two
-    Gluster servers: fpp_io +25% and +42% predicted; the replays, which write the
-    application's names, within 1%.  Phases a replay measured need no note."""
+    identities).  `characterize` spreads its own files evenly over the servers
+    (replay/placement.py); the application's may land less evenly, which only a
+    replay, writing the application's names, measures.  Phases a replay measured
+    need no note."""
     servers = getattr(cluster, "data_servers", 1) or 1
     unique = {f["id"] for f in model["files"] if f["access_type"] == "unique"}
     by_profile = {p["file"] for p in model["phases"]
@@ -127,8 +128,9 @@ def placement_note(model, cluster, bandwidths=None):
     names = ", ".join(f["name"] for f in files[:2]) + (", ..." if len(files) > 2 else "")
     return (f"{_name(cluster)} has {servers} data servers: where its file system places the "
             f"{count} files of the file-per-process phases ({names}) decides how many servers "
-            f"share their I/O, and it placed the profile's own files otherwise; a replay "
-            f"(--backend builtin) writes the application's file names")
+            f"share their I/O; the profile's own files were spread evenly over the servers "
+            f"(if characterize could ask the file system where they go), the application's "
+            f"may be less so; a replay (--backend builtin) writes the application's file names")
 
 
 def _profile_bandwidth(phase, access_type, profile, ops, fallback):

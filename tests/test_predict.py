@@ -205,8 +205,9 @@ def test_file_per_process_on_several_data_servers_has_a_placement_note():
     vc4, vc3 = load_cluster("vc4"), load_cluster("vc3")
     note = (f"{vc4.name} has 8 data servers: where its file system places the 4 files of the "
             "file-per-process phases (btio.{rank}.out) decides how many servers share their "
-            "I/O, and it placed the profile's own files otherwise; a replay (--backend builtin) "
-            "writes the application's file names")
+            "I/O; the profile's own files were spread evenly over the servers (if characterize "
+            "could ask the file system where they go), the application's may be less so; a "
+            "replay (--backend builtin) writes the application's file names")
     assert [n for n in predict(m, vc4, prof)["notes"] if "data servers" in n] == [note]
     assert not any("data servers" in n for n in predict(m, vc3, prof)["notes"])
     assert not any("data servers" in n for n in predict(model("btio-B-4"), vc4, prof)["notes"])

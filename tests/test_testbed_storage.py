@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -274,6 +275,8 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
                         and ".glusterfs" not in f.parts) for b in ("brick", "brick2")]
         assert sum(on_brick) == 64 * MiB and sum(sent) > 64 * MiB, (on_brick, sent)
         assert all(b > 0 for b in on_brick) and all(s > 4 * MiB * 0.9 for s in sent), (on_brick, sent)
+        (tmp_path / "gluster" / "big").unlink()
+        characterize_spreads_files_over_both_bricks(env, state, tmp_path)
         down = sh("gluster/stop.sh", env)
         assert down.returncode == 0 and "4 processes" in down.stdout, down.stdout + down.stderr
         assert running(pids) == [] and not mounted(tmp_path / "gluster")
@@ -282,6 +285,40 @@ def test_gluster_vc_of_two_servers_spreads_a_file_over_both_links(tmp_path):
         assert "iomodel-testbed" not in open("/etc/hosts").read()
     finally:
         sh("gluster/stop.sh", env, "--purge")
+
+
+def characterize_spreads_files_over_both_bricks(env, state, tmp_path):
+    """`iomodel characterize` on the two-server VC: its file-per-process points at
+    np 2 (64 KiB writes, collective and independent) name their files so that each
+    server holds one (the placement it records, and the bricks' own listing of the
+    files its names make), and write 4 MiB (the VC's stripe) per file, not the
+    8 MiB that --bytes 16m gives two processes; no file is left."""
+    vc = tmp_path / "gluster2.yaml"
+    vc.write_text((TESTBED / "testbed-gluster2.yaml").read_text().replace(
+        "/tmp/iomodel-testbed/gluster/work", str(tmp_path / "gluster" / "work")))
+    out = tmp_path / "char"
+    p = subprocess.run([*IOMODEL, "characterize", "--vc", str(vc), "--backend", "builtin",
+                        "--sizes", "64k", "--np", "2", "--ops", "write", "--access", "unique",
+                        "--bytes", "16m", "--no-one-op", "-o", str(out)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    entries = list(json.loads((out / "results.json").read_text())["runs"].values())
+    assert len(entries) == 2 and all(e["ok"] for e in entries), entries
+    bricks = {str(state / b) for b in ("brick", "brick2")}
+    for e in entries:
+        assert e["point"]["ops_per_process"] == 64                 # 4 MiB / 64 KiB
+        placed = e["point"]["placement"]
+        assert sorted(placed.values()) == [1, 1] and {k.split(":", 1)[1] for k in placed} == bricks
+        base = next(a for a in e["command"] if str(tmp_path / "gluster" / "work") in a)
+        for r in range(2):
+            Path(f"{base}.{r:08d}").write_bytes(b"x")
+        found = sorted(f.parent.parent.name for b in bricks for f in Path(b).rglob("*.0000000?")
+                       if ".glusterfs" not in f.parts)
+        assert found == ["brick", "brick2"], found
+        for r in range(2):
+            Path(f"{base}.{r:08d}").unlink()
+    left = [f for f in (tmp_path / "gluster" / "work").iterdir()]
+    assert left == [], left
 
 
 # --------------------------------------------- the CI-sized test of issue 5
