@@ -8,13 +8,14 @@ so that it moves about `target_bytes` in all; reads read a file the same
 sweep point wrote.  Every result is kept as soon as it is known (the runner's
 results.json), so an interrupted sweep resumes.
 """
+import os
 import sys
 from pathlib import Path
 
 from iomodel.models import rereads
 
 from .ior import Invocation, sanitize
-from .placement import spread_name
+from .placement import server_of, spread_name
 from .profile import Profile, ops_per_process
 from .runner import State, execute, key_of, make_workdir
 
@@ -103,9 +104,13 @@ def view_points(points, pieces):
 def _spreader(cluster, placed):
     """On a cluster of several data servers, place(path, np) -> the name of a
     file-per-process point's files that spreads them evenly over the servers
-    (replay/placement.py), recording the placement in `placed`; else None."""
+    (replay/placement.py), recording the placement in `placed`; None on one
+    server, or when the file system cannot say where a file goes (Lustre's
+    stripes go round-robin over its servers, not by name: nothing to choose)."""
     servers = getattr(cluster, "data_servers", 1) or 1
-    if servers < 2:
+    workdir = getattr(cluster, "workdir", None)
+    if servers < 2 or workdir is None or \
+            server_of(f"{workdir.rstrip('/')}/iomodel.sweep.placement-probe.{os.getpid()}") is None:
         return None
     names = {}
 
@@ -142,9 +147,9 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     placed = {}                        # test file -> {server: files} where they were spread
     spread = _spreader(cluster, placed)
     runs = []
-    # a file-per-process point on several servers writes at most a stripe per file:
-    # beyond it Gluster's shards go where their own new identities hash, anew in
-    # every run, while the first stripe stays where the spread name put it
+    # a file-per-process point whose files are spread by name writes at most a stripe
+    # per file: beyond it Gluster's shards go where their own new identities hash,
+    # anew in every run, while the first stripe stays where the spread name put it
     kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread)
     workdir, dpc = getattr(cluster, "workdir", "."), getattr(cluster, "defeat_page_cache", False)
     for pt in points + view_points(points, pieces):

@@ -124,6 +124,21 @@ def test_characterize_a_small_sweep(local_vc, tmp_path):
     assert p.returncode == 0, p.stderr
     assert len(pq.read_table(tmp_path / "writes" / "profile.parquet")) == 4
     assert list((tmp_path / "work").iterdir()) == []
+    # described with 2 data servers and 256 KiB stripes, over a file system that
+    # cannot say where a file goes: the unique points keep their names and sizes
+    # (1 MiB / (64 KiB x 2) = 8 writes a file, not a stripe's 4), no placement
+    two = tmp_path / "two.yaml"
+    two.write_text(local_vc.read_text().replace("io_servers: {data: 1,", "io_servers: {data: 2,")
+                   .replace("stripe_size: null", "stripe_size: 256 KiB"))
+    assert "data: 2," in two.read_text() and "256 KiB" in two.read_text()
+    p = run("characterize", "--vc", two, "--backend", "builtin", "--sizes", "64k",
+            "--np", "2", "--ops", "write", "--access", "unique", "--collective",
+            "collective", "--bytes", "1m", "--no-one-op", "-o", tmp_path / "two")
+    assert p.returncode == 0, p.stderr
+    (entry,) = json.loads((tmp_path / "two" / "results.json").read_text())["runs"].values()
+    assert entry["point"]["ops_per_process"] == 8 and "placement" not in entry["point"]
+    assert str(tmp_path / "work" / "iomodel.sweep.unique.c.2.65536.8") in entry["command"]
+    assert list((tmp_path / "work").iterdir()) == []
 
 
 def test_characterize_rereads(local_vc, tmp_path):
