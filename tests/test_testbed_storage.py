@@ -16,6 +16,7 @@ import pytest
 
 from test_testbed_slurm import slurm  # noqa: F401 (a fixture)
 from conftest import ROOT, running
+from iomodel.replay.placement import placement, server_of
 
 TESTBED = ROOT / "testbed"
 IOMODEL = [sys.executable, "-m", "iomodel"]
@@ -315,6 +316,13 @@ def characterize_spreads_files_over_both_bricks(env, state, tmp_path):
         found = sorted(f.parent.parent.name for b in bricks for f in Path(b).rglob("*.0000000?")
                        if ".glusterfs" not in f.parts)
         assert found == ["brick", "brick2"], found
+        # asked about a file that is there, placement names its brick and keeps it
+        on = {f.name: f.parent.parent.name for b in bricks for f in Path(b).rglob("*.0000000?")
+              if ".glusterfs" not in f.parts}
+        assert {b.rsplit("/", 1)[1]: n for b, n in placement(base, 2).items()} == \
+            {v: 1 for v in on.values()}
+        assert all(Path(f"{base}.{r:08d}").exists() for r in range(2))
+        assert server_of(f"{base}.{0:08d}").endswith("/" + on[Path(f"{base}.00000000").name])
         for r in range(2):
             Path(f"{base}.{r:08d}").unlink()
     left = [f for f in (tmp_path / "gluster" / "work").iterdir()]
