@@ -249,7 +249,7 @@ def cmd_ior(args):
         print(json.dumps(to_json(invs), indent=2))
     elif args.format == "ior-script":
         for np_, text in ior_scripts(invs).items():
-            if len(set(i.np for i in invs)) > 1:
+            if len(set(i.launch_np for i in invs)) > 1:
                 print(f"# ---- script for np {np_} ----")
             print(text, end="")
     else:
@@ -322,7 +322,8 @@ def cmd_characterize(args):
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
-                                     pieces=_sizes(args.pieces) or (), **sweep)
+                                     pieces=_sizes(args.pieces) or (), job_np=args.job_np,
+                                     **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -450,6 +451,10 @@ def build_parser():
     ch.add_argument("--backend", choices=("ior", "builtin"), default="ior")
     ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")
     ch.add_argument("--np", help="process counts, e.g. 1,4,16 (default: 1 and the cluster's cores)")
+    ch.add_argument("--job-np", type=int, metavar="N",
+                    help="processes launched for the shared independent points of fewer: the "
+                    "others open and close the file with them, as an application's processes "
+                    "do around a phase of fewer of them (default: the largest --np; 1: none)")
     ch.add_argument("--ops", help="write,read,reread (default write,read; reread: read back "
                     "through the open the write used)")
     ch.add_argument("--access", help="shared,unique (default both)")

@@ -63,13 +63,15 @@ def _argv_builtin(inv, prog, summary, repeat):
     # and repetitions that each write into newly allocated pages, as the application's
     # one run did: IOR's removal of a repetition's file hands the next one the pages
     # just freed, still in the CPU's cache (tmpfs: 16 x 64 KiB per process in 340 us
-    # into fresh pages, 290 us into recycled ones)
+    # into fresh pages, 290 us into recycled ones); and the processes beyond -N
+    # holding the file open with the others, as the application's did
     argv = _argv(inv, prog, summary, repeat)
     fresh = repeat > 1 and "-w" in argv and not {"-k", "-E"} & set(argv)
     return argv + (["--iomodel.fresh"] if fresh else []) + \
         (["--iomodel.reread"] if inv.reread else []) + \
         ([f"--iomodel.names={inv.names}"] if inv.names else []) + \
-        ([f"--iomodel.piece={inv.piece}"] if inv.piece else [])
+        ([f"--iomodel.piece={inv.piece}"] if inv.piece else []) + \
+        (["--iomodel.idleOpen"] if inv.launch_np > inv.np else [])
 
 
 def _parse(stdout, summary):

@@ -33,13 +33,15 @@ def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared
 
 
 def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None,
-               file_cap=None, place=None):
+               file_cap=None, place=None, job_np=None):
     """The invocation measuring one point (a read gets the write that makes its file;
     a reread writes and reads back through one open, the write not counted):
     about target_bytes in all, or `segments` operations per process; with
     point["piece"], each transfer through a view of pieces (builtin backend).
     file_cap: at most so many bytes per file of a file-per-process point (when
-    rs fits); place(path, np) -> path: the name of such a point's files."""
+    rs fits); place(path, np) -> path: the name of such a point's files.
+    job_np: a shared independent point of fewer processes runs in a job of so many,
+    the others holding the file open with them (`idle_openers`)."""
     rs, n = point["rs"], point["np"]
     unique = point["access_type"] == "unique"
     if segments is None:
@@ -55,16 +57,31 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
                   file_per_proc=unique, collective=point["collective"],
                   test_file=test_file, piece=piece)
+    idle = idle_openers(point, job_np, defeat_page_cache)
     extra = ["-C", "-e"] if defeat_page_cache else []
     # Every point removes its file(s) when done (a write: no -k; a read: iomodel, once
     # read): a sweep of writes alone left up to `--bytes` per point on the cluster's
     # storage, and each point ran on storage filled by the ones before it.
     if point["operation"] == "write":
-        return Invocation(operation="write", flags=["-w", *extra], **common)
+        return Invocation(operation="write", flags=["-w", *extra], job_np=idle, **common)
     if point["operation"] == "reread":
         return Invocation(operation="read", flags=["-w", "-r"], reread=True, **common)
     setup = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
-    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=setup, **common)
+    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=setup, job_np=idle,
+                      **common)
+
+
+def idle_openers(point, job_np, defeat_page_cache=False):
+    """The job a point runs in, or None: a shared independent point of fewer
+    processes than job_np runs as a replay of an application's phase of so few
+    processes does (replay/ior.py): job_np launched, the others holding the file
+    open (two processes holding a Gluster file open make one's 512-byte write
+    slower than when it alone holds it: medians of 0.47-0.72 against 0.37-0.44 ms)."""
+    if not job_np or point["np"] >= job_np or point["access_type"] != "shared" or \
+            point["collective"] or point.get("piece") or point["operation"] == "reread" or \
+            defeat_page_cache:
+        return None
+    return job_np
 
 
 # A run of one operation per process lasts one request: a single one is at the
@@ -125,14 +142,16 @@ def _spreader(cluster, placed):
 
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
-                 repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), **sweep):
+                 repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
+                 **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
     fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
     repetitions over all passes (IOR -i within a pass, their median).  pieces:
     sizes of the view points (`view_points`; the builtin backend only: IOR has
-    no such view)."""
+    no such view).  job_np: the job of the shared independent points of fewer
+    processes (`idle_openers`; default the largest np, 0 or 1: none)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
@@ -141,6 +160,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         raise RuntimeError(why)
     sizes = sizes or DEFAULT_SIZES
     nps = nps or sorted({1, getattr(cluster, "cores_total", 1) or 1})
+    job_np = max(nps) if job_np is None else job_np
     state = State(outdir)
     make_workdir(cluster)
     points = sweep_points(sizes, nps, **sweep)
@@ -150,7 +170,8 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     # a file-per-process point whose files are spread by name writes at most a stripe
     # per file: beyond it Gluster's shards go where their own new identities hash,
     # anew in every run, while the first stripe stays where the spread name put it
-    kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread)
+    kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread,
+              job_np=job_np)
     workdir, dpc = getattr(cluster, "workdir", "."), getattr(cluster, "defeat_page_cache", False)
     for pt in points + view_points(points, pieces):
         inv = invocation(pt, workdir, target_bytes, dpc, **kw)
@@ -171,13 +192,14 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                     f"{pt['operation']} {pt['access_type']} "
                     f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
                     f"rs {pt['rs']} B x {inv.segments}"
-                    + (f" in pieces of {pt['piece']} B" if pt.get("piece") else ""))
+                    + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
+                    + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
             entry = state.done(key)
             if entry is None:
                 print(f"{head} ...", end="", file=progress, flush=True)
                 entry = execute(inv, cluster, backend, prog, state.dir,
                                 reps_per_pass(inv.segments, passes), timeout)
-                entry["point"] = {**pt, "ops_per_process": inv.segments}
+                entry["point"] = {**pt, "ops_per_process": inv.segments, "job_np": inv.job_np}
                 if inv.test_file in placed:
                     entry["point"]["placement"] = placed[inv.test_file]
                 state.record(key, entry)

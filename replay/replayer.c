@@ -60,6 +60,8 @@ typedef struct {
     long long segments, block, xfer;
     int fpp, coll, do_write, do_read, keep, existing, reorder, fsync, fsync_per_write;
     int random, reps, intra_barriers, verbose, refnum, task_offset, inter_delay;
+    int num_tasks;            /* -N: tasks taking part (0: all); the others wait in a barrier */
+    int idle_open;            /* --iomodel.idleOpen: the others open and close the shared file too */
     const char *path;
     int format;
     const char *summary_file;
@@ -91,6 +93,9 @@ typedef struct { /* one phase (write or read) of one repetition, as rank 0 repor
 
 static char warnings[MAX_WARNINGS][256];
 static int nwarnings;
+/* The tasks taking part in the test: MPI_COMM_WORLD, or its first -N tasks;
+ * and those that open its shared file: test_comm, or (--iomodel.idleOpen) all. */
+static MPI_Comm test_comm, open_comm;
 
 /* ------------------------------------------------------------------ options */
 
@@ -151,6 +156,7 @@ static void usage(void)
            "  -Y  fsync after every write            -z  shuffled offsets within the task's block\n"
            "  -g  barriers between open, transfer and close   -d S  delay before each phase\n"
            "  -A N  reference number   -O summaryFormat=default|JSON   -O summaryFile=FILE\n"
+           "  -N N  the first N tasks take part; the others wait in a barrier until they are done\n"
            "  --random-offset-seed=N  seed for -z (default 1)\n"
            "Extensions:\n"
            "  --iomodel.offsets=FIRST,PER_RANK,STRIDE  transfer j of segment i of rank r at\n"
@@ -334,7 +340,7 @@ static void parse_args(params_t *p, int argc, char **argv)
 
     /* IOR options iomodel_replay does not implement: flags and options with a value */
     const char *ignored_flags = "KmuWRxyZ";
-    const char *ignored_valued = "DGjlMNTX";
+    const char *ignored_valued = "DGjlMTX";
     const char *ignored_long_flags[] = {"--warningAsErrors", "--dryRun", "--posix.odirect",
         "--posix.rangelocks", "--dummy.delay-only-rank0", "--mpiio.showHints",
         "--mpiio.preallocate", "--mpiio.useStridedDatatype", "--mpiio.useFileView",
@@ -360,11 +366,12 @@ static void parse_args(params_t *p, int argc, char **argv)
             if (strcmp(name, "--help") == 0)
                 usage();
             if (strcmp(name, "--iomodel.reread") == 0 || strcmp(name, "--iomodel.gapBarrier") == 0 ||
-                strcmp(name, "--iomodel.fresh") == 0) {
+                strcmp(name, "--iomodel.fresh") == 0 || strcmp(name, "--iomodel.idleOpen") == 0) {
                 if (val)
                     usage_error("option %s takes no value", name);
                 *(strcmp(name, "--iomodel.reread") == 0 ? &p->reread
-                  : strcmp(name, "--iomodel.fresh") == 0 ? &p->fresh : &p->gap_barrier) = 1;
+                  : strcmp(name, "--iomodel.fresh") == 0 ? &p->fresh
+                  : strcmp(name, "--iomodel.idleOpen") == 0 ? &p->idle_open : &p->gap_barrier) = 1;
                 continue;
             }
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
@@ -424,7 +431,7 @@ static void parse_args(params_t *p, int argc, char **argv)
         char c = a[1];
         /* value: -s4, -s=4 or -s 4 */
         const char *inline_val = a[2] ? (a[2] == '=' ? a + 3 : a + 2) : NULL;
-        int takes_value = strchr("abtsoiOAQdf", c) || strchr(ignored_valued, c);
+        int takes_value = strchr("abtsoiOAQdfN", c) || strchr(ignored_valued, c);
         const char *val = NULL;
         char opt[3] = {'-', c, 0};
         if (takes_value) {
@@ -455,6 +462,7 @@ static void parse_args(params_t *p, int argc, char **argv)
             p->path = val;
             break;
         case 'i': p->reps = int_arg(opt, val, 1); break;
+        case 'N': p->num_tasks = int_arg(opt, val, 0); break;
         case 'O': parse_O(p, val); break;
         case 'A': p->refnum = int_arg(opt, val, 0); break;
         case 'Q': p->task_offset = int_arg(opt, val, 1); break;
@@ -507,6 +515,11 @@ static void parse_args(params_t *p, int argc, char **argv)
         usage_error("-z and -C together need -F (IOR's rule for a shared file)");
     if (p->xfer / 8 > INT_MAX)
         usage_error("-t %lld is too large", p->xfer);
+    /* the idle tasks make no transfer: no collective call on the file but open and close */
+    if (p->idle_open && (p->api != API_MPIIO || p->fpp || p->coll || p->piece || p->fsync ||
+                         p->fsync_per_write || p->reread))
+        usage_error("--iomodel.idleOpen needs -a MPIIO and a shared file (no -F), independent "
+                    "transfers (no -c, no --iomodel.piece) and no -e, -Y or --iomodel.reread");
     if (p->reread && !(p->do_write && p->do_read))
         usage_error("--iomodel.reread needs -w and -r (the read rereads what the write wrote)");
     if (p->names) {
@@ -716,7 +729,7 @@ static void aside_name(const char *name, int rep, char *buf, size_t n)
 static void end_repetition(const params_t *p, const ctx_t *c, int rep)
 {
     char name[4096], aside[4200];
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(test_comm);
     test_file_name(p, c->rank, name, sizeof name);
     if (p->fpp || c->rank == 0) {
         if (!p->fresh)
@@ -727,28 +740,28 @@ static void end_repetition(const params_t *p, const ctx_t *c, int rep)
                 remove_file(p, name);
         }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(test_comm);
 }
 
 /* --iomodel.fresh: remove the files the first `reps` repetitions set aside */
 static void remove_aside(const params_t *p, const ctx_t *c, int reps)
 {
     char name[4096], aside[4200];
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(test_comm);
     test_file_name(p, c->rank, name, sizeof name);
     if (p->fpp || c->rank == 0)
         for (int rep = 0; rep < reps; rep++) {
             aside_name(name, rep, aside, sizeof aside);
             unlink(aside);
         }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(test_comm);
 }
 
 static void file_open(const params_t *p, const char *name, int access, file_t *f, ioerr_t *e)
 {
     f->open = 0;
     if (p->api == API_MPIIO) {
-        MPI_Comm comm = p->fpp ? MPI_COMM_SELF : MPI_COMM_WORLD;
+        MPI_Comm comm = p->fpp ? MPI_COMM_SELF : open_comm;
         int mode = access == WRITE ? (MPI_MODE_CREATE | (p->reread ? MPI_MODE_RDWR : MPI_MODE_WRONLY))
                                    : MPI_MODE_RDONLY;
         int rc = MPI_File_open(comm, (char *)name, mode, MPI_INFO_NULL, &f->fh);
@@ -879,7 +892,7 @@ static void transfer(const params_t *p, file_t *f, int access, void *buf, long l
 static int any_failed(const ctx_t *c, const ioerr_t *e)
 {
     int mine = e->failed ? c->rank : INT_MAX, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, test_comm);
     if (first == INT_MAX)
         return 0;
     if (first == c->rank) {
@@ -911,13 +924,13 @@ static void clock_init(const ctx_t *c)
 {
     MPI_Comm node;
     int size = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_split_type(test_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &size);
     MPI_Comm_free(&node);
     int shared = size == c->ntasks, all_shared;
-    MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&shared, &all_shared, 1, MPI_INT, MPI_MIN, test_comm);
     clock_shared = all_shared;
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(test_comm);
     clock_origin = MPI_Wtime();
 }
 
@@ -931,15 +944,15 @@ static void clock_init(const ctx_t *c)
 static double call_time(const ctx_t *c, const double *calls, long long ops)
 {
     long long mine[3] = {calls != NULL, ops, -ops}, all[3];
-    MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_MIN, test_comm);
     if (!all[0] || all[1] != -all[2] || ops == 0)
         return -1.0; /* a rank without the times, or ranks of different counts */
     double *last = c->rank == 0 ? malloc((size_t)(2 * ops) * sizeof *last) : NULL;
     int ok = c->rank != 0 || last != NULL, all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, test_comm);
     if (!all_ok)
         return -1.0;
-    MPI_Reduce(calls, last, (int)(2 * ops), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(calls, last, (int)(2 * ops), MPI_DOUBLE, MPI_MAX, 0, test_comm);
     double sum = -1.0;
     if (c->rank == 0) {
         sum = 0.0;
@@ -985,7 +998,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     }
     if (p->inter_delay)
         sleep((unsigned)p->inter_delay);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(test_comm);
 
     double t[6];
     long long ops = 0;
@@ -1007,7 +1020,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
         return 1;
     }
     if (p->intra_barriers)
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(test_comm);
     t[2] = now();
     long long per_block = p->block / p->xfer;
     /* collective calls on a shared file: write/read_at_all, and MPI_File_sync for -Y */
@@ -1027,7 +1040,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
             }
             /* every rank runs every segment, failed or not, so all meet here */
             if (p->gap_barrier)
-                MPI_Barrier(MPI_COMM_WORLD);
+                MPI_Barrier(test_comm);
             idle += now() - s0;
         }
         for (long long j = 0; j < per_block; j++) {
@@ -1058,7 +1071,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     t[3] = now();
     t[2] += idle; /* the transfer time leaves the idle gaps and the computing out */
     if (p->intra_barriers)
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(test_comm);
     t[4] = now();
     if (closes || e.failed)
         file_close(p, fp, name, &e);
@@ -1080,10 +1093,10 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
      * ranks' skew leaving the barrier; a traced application's phase time is the
      * slowest process's time inside its own calls, so report that too */
     double busy = t[3] - t[2], max_busy = 0.0;
-    MPI_Reduce(starts, first, 3, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(stops, last, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&latency, &min_latency, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&busy, &max_busy, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(starts, first, 3, MPI_DOUBLE, MPI_MIN, 0, test_comm);
+    MPI_Reduce(stops, last, 3, MPI_DOUBLE, MPI_MAX, 0, test_comm);
+    MPI_Reduce(&latency, &min_latency, 1, MPI_DOUBLE, MPI_MIN, 0, test_comm);
+    MPI_Reduce(&busy, &max_busy, 1, MPI_DOUBLE, MPI_MAX, 0, test_comm);
     if (c->rank == 0) {
         double agg = (double)c->ntasks * p->segments * p->block;
         out->open = last[0] - first[0];
@@ -1498,17 +1511,17 @@ static void describe_placement(const params_t *p, ctx_t *c)
 {
     MPI_Comm node;
     int nrank, nsize, leader, lowest, block = 1;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_split_type(test_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
     leader = nrank == 0;
-    MPI_Allreduce(&leader, &c->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&leader, &c->nodes, 1, MPI_INT, MPI_SUM, test_comm);
     c->tpn = nsize;
-    MPI_Bcast(&c->tpn, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&c->tpn, 1, MPI_INT, 0, test_comm);
     MPI_Allreduce(&c->rank, &lowest, 1, MPI_INT, MPI_MIN, node);
     if (c->ntasks > 1) { /* block (by slot) mapping: rank 1 shares rank 0's node */
         int v = c->rank == 1 ? lowest == 0 : 0;
-        MPI_Allreduce(&v, &block, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(&v, &block, 1, MPI_INT, MPI_MAX, test_comm);
     }
     MPI_Comm_free(&node);
     if (p->tpn_override) {
@@ -1519,6 +1532,42 @@ static void describe_placement(const params_t *p, ctx_t *c)
     /* IOR 4: -C moves task_offset nodes away; by slot that is tasks-per-node ranks */
     int shift = block ? c->tpn : 1;
     c->rank_offset = p->reorder ? (int)(((long long)p->task_offset * shift) % c->ntasks) : 0;
+}
+
+/* --iomodel.idleOpen: rank 0 tells the idle tasks the next phase (WRITE + 1 or
+ * READ + 1), or 0 when there is none (a failure ends the test early) */
+static int announce(const params_t *p, int next)
+{
+    if (p->idle_open && test_comm != MPI_COMM_WORLD)
+        MPI_Bcast(&next, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return next;
+}
+
+/* --iomodel.idleOpen, a task beyond -N: open the shared file with the others at
+ * each phase and close it with them, as an application's processes that opened
+ * a file one of them writes alone (two processes holding a Gluster file open
+ * make one's 512-byte write slower than when it alone holds it: medians of 0.47
+ * to 0.72 against 0.37 to 0.44 ms); they wait in MPI_File_close meanwhile */
+static void idle_tasks(const params_t *p)
+{
+    char name[4096];
+    int next;
+    test_file_name(p, 0, name, sizeof name);
+    while ((next = announce(p, 0)) != 0) {
+        MPI_File fh;
+        int mode = next - 1 == WRITE ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
+        if (MPI_File_open(MPI_COMM_WORLD, name, mode, MPI_INFO_NULL, &fh) == MPI_SUCCESS)
+            MPI_File_close(&fh);
+    }
+}
+
+/* -N: the tasks taking part let the idle ones (in their barrier) go */
+static void release_idle(void)
+{
+    if (test_comm != MPI_COMM_WORLD) {
+        MPI_Comm_free(&test_comm);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
 }
 
 int main(int argc, char **argv)
@@ -1532,6 +1581,31 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.ntasks);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* -N, as IOR: the first N tasks take part, the others wait in a barrier
+     * until they are done (an application's phase of fewer processes than it
+     * has: its idle processes wait in MPI, on the same cores) */
+    int world = c.ntasks;
+    if (p.num_tasks > world) {
+        if (c.rank == 0)
+            fprintf(stderr, PROG ": warning: -N %d: only %d tasks were launched; all take part\n",
+                    p.num_tasks, world);
+        p.num_tasks = 0;
+    }
+    test_comm = MPI_COMM_WORLD;
+    open_comm = MPI_COMM_WORLD;
+    if (p.num_tasks > 0 && p.num_tasks < world) {
+        MPI_Comm_split(MPI_COMM_WORLD, c.rank < p.num_tasks ? 0 : MPI_UNDEFINED, c.rank, &test_comm);
+        if (test_comm == MPI_COMM_NULL) {
+            if (p.idle_open)
+                idle_tasks(&p);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Finalize();
+            return 0;
+        }
+        MPI_Comm_size(test_comm, &c.ntasks);
+        if (!p.idle_open)
+            open_comm = test_comm;
+    }
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     clock_init(&c);
     describe_placement(&p, &c);
@@ -1561,8 +1635,10 @@ int main(int argc, char **argv)
                     p.path, strerror(errno));
             failed = 1;
         }
-        MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(&failed, 1, MPI_INT, 0, test_comm);
         if (failed) {
+            announce(&p, 0);
+            release_idle();
             MPI_Finalize();
             return 1;
         }
@@ -1591,11 +1667,13 @@ int main(int argc, char **argv)
     for (; rep < p.reps && !status; rep++) {
         file_t held = {0};
         if (p.do_write) {
+            announce(&p, WRITE + 1);
             status = run_phase(&p, &c, WRITE, buf, &res[WRITE][rep], p.reread ? &held : NULL);
             if (!status && c.rank == 0 && text)
                 text_result(stdout, &p, WRITE, &res[WRITE][rep], rep);
         }
         if (!status && p.do_read) {
+            announce(&p, READ + 1);
             status = run_phase(&p, &c, READ, buf, &res[READ][rep], p.reread ? &held : NULL);
             if (!status && c.rank == 0 && text)
                 text_result(stdout, &p, READ, &res[READ][rep], rep);
@@ -1603,6 +1681,7 @@ int main(int argc, char **argv)
         if (!p.keep) /* as IOR: remove the file(s) after each repetition (or set them aside) */
             end_repetition(&p, &c, rep);
     }
+    announce(&p, 0);
     if (p.fresh)
         remove_aside(&p, &c, rep);
 
@@ -1631,7 +1710,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&status, 1, MPI_INT, 0, test_comm);
+    release_idle();
     free(buf);
     free(res[0]);
     free(res[1]);

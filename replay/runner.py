@@ -196,7 +196,7 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
                          f"(exit {rc})", output=out[-4000:])
             return entry
     summary = Path(outdir) / f"{name}.json"
-    argv = launcher_argv(cluster, inv.np) + backend.argv(inv, prog, summary, repeat) + list(extra)
+    argv = launcher_argv(cluster, inv.launch_np) + backend.argv(inv, prog, summary, repeat) + list(extra)
     rc, out, secs, stdout = run_one(argv, timeout)
     entry.update(command=argv, seconds=secs)
     if rc != 0:

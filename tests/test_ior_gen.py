@@ -390,6 +390,37 @@ def test_view_pieces_not_for_unique_files_nor_whole_transfers():
     assert view_piece(16 * 1024, 48 * 1024) == 16 * 1024 and view_piece(8, 56) == 8
 
 
+def test_phase_of_fewer_processes_than_used_the_file():
+    """S3D-IO's header: rank 0 alone writes 512 B into a file the 4 processes then
+    write together.  The header's run launches the 4 (job_np), the first takes
+    part (-N 1) and the builtin backend has the other 3 open the file too; the
+    collective phase needs no such thing; nor does a read of the header, whose
+    setup (not measured) runs on its own process.  With -e (a write synced to
+    defeat the page cache) the idle processes would have to sync with it: none."""
+    m = make_model([make_phase(1, np=1, rs=512, routine="MPI_File_write_at", collective=False),
+                    make_phase(2, np=4, rs=MIB, first=512),
+                    make_phase(3, op="read", np=1, rs=512, routine="MPI_File_read_at",
+                               collective=False)])
+    head, data, back = ior_invocations(m)
+    assert (head.np, head.job_np, head.launch_np) == (1, 4, 4)
+    assert (data.np, data.job_np, data.launch_np) == (4, None, 4)
+    assert (back.np, back.launch_np, back.setup.launch_np) == (1, 4, 1)
+    assert command(head) == ["ior", "-a", "MPIIO", "-s", "1", "-b", "512", "-t", "512", "-N", "1",
+                             "-w", "-o", "./iomodel.unit_app.1"]
+    assert "-N" not in command(data) and "-N" not in command(back.setup)
+    assert any("4 processes used the file and 1 move this phase's data" in a
+               for a in head.approximations)
+    sh = to_sh(m, [head]).splitlines()
+    assert sh[-1] == "mpirun -np 4 ior -a MPIIO -s 1 -b 512 -t 512 -N 1 -w -o ./iomodel.unit_app.1"
+    builtin = get_backend("builtin").argv(head, "iomodel_replay", Path("/tmp/s.json"), 1)
+    assert builtin[-1] == "--iomodel.idleOpen"
+    assert "--iomodel.idleOpen" not in get_backend("builtin").argv(data, "iomodel_replay",
+                                                                 Path("/tmp/s.json"), 1)
+    assert ior_scripts([head, data]).keys() == {4}
+    synced = ior_invocations(m, SimpleNamespace(workdir=".", defeat_page_cache=True))[0]
+    assert (synced.job_np, synced.launch_np, "-e" in synced.flags) == (None, 1, True)
+
+
 def test_random_uses_z():
     inv = only(make_model([make_phase(1, rs=4096, rep=16, mode="random", per_rank=None,
                                       stride=None)], files=[("shared", "random")]))

@@ -170,6 +170,41 @@ def test_characterize_rereads(local_vc, tmp_path):
         in bad.stderr
 
 
+def test_characterize_points_of_fewer_processes_run_in_the_job(local_vc, tmp_path):
+    """--np 1,2: the shared independent np-1 points (write, and read) run in a
+    job of 2, the second process opening and closing the file with the first
+    (-N 1 --iomodel.idleOpen, launched with -np 2), as around an application's
+    header written by one of its processes; the collective ones and the np-2
+    ones do not; --job-np 1 turns it off.  64 KiB with --bytes 128k: 2
+    operations per process at np 1, 1 at np 2 (no separate one-op point)."""
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "1,2", "--access", "shared", "--collective", "collective,independent",
+            "--bytes", "128k", "--no-one-op", "-o", out)
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+
+    def launched(e):
+        return int(e["command"][e["command"].index("-np") + 1])
+    got = sorted((e["point"]["np"], e["point"]["collective"], e["operation"], launched(e),
+                  e["point"]["job_np"], "--iomodel.idleOpen" in e["command"],
+                  "-N" in e["command"] and e["command"][e["command"].index("-N") + 1]) for e in runs)
+    assert got == [(1, False, "read", 2, 2, True, "1"), (1, False, "write", 2, 2, True, "1"),
+                   (1, True, "read", 1, None, False, False), (1, True, "write", 1, None, False, False),
+                   (2, False, "read", 2, None, False, False), (2, False, "write", 2, None, False, False),
+                   (2, True, "read", 2, None, False, False), (2, True, "write", 2, None, False, False)]
+    assert "of 2 holding the file" in p.stderr
+    assert len(pq.read_table(out / "profile.parquet")) == 8
+    assert list((tmp_path / "work").iterdir()) == []
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "1,2", "--ops", "write", "--access", "shared", "--collective", "independent",
+            "--bytes", "128k", "--no-one-op", "--job-np", "1", "-o", tmp_path / "off")
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((tmp_path / "off" / "results.json").read_text())["runs"].values()
+    assert sorted((e["point"]["np"], e["point"]["job_np"], "-N" in e["command"]) for e in runs) == \
+        [(1, None, False), (2, None, False)]
+
+
 def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     """--repeat 2: two passes over the sweep, every point once in each (pass 1 of
     every point before pass 2 of any), each pass a run of its own in

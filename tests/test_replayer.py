@@ -504,6 +504,38 @@ def test_reread_reads_back_through_the_writes_open(tmp_path, reread):
     assert [(p["weight"], p["reread_bytes"]) for p in read] == [(262144, 262144 if reread else 0)]
 
 
+@pytest.mark.parametrize("idle_open", [False, True])
+def test_fewer_tasks_than_launched(tmp_path, idle_open):
+    """IOR's -N 2 under mpirun -np 3, -w -r -s 2 -b 32k -t 16k: ranks 0 and 1
+    write and read their blocks in IOR's layout for 2 tasks, rank 2 moves
+    nothing; IOR reports 2 tasks and 2 * 2 * 32 KiB.  With --iomodel.idleOpen
+    rank 2 opens the file with them for the write (CREATE|WRONLY = 5) and the
+    read (RDONLY = 2) and closes it with them; without, it never opens it."""
+    extra = ["--iomodel.idleOpen"] if idle_open else []
+    proc, trace = traced(tmp_path, "n2", "-a", "MPIIO", "-w", "-r", "-k", "-s", 2, "-b", "32k",
+                         "-t", "16k", "-N", 2, "-o", tmp_path / "n.dat", *extra)
+    ops = parse_ior_output(proc.stdout)
+    assert [(o["operation"], o["num_tasks"], o["aggregate_bytes"]) for o in ops] == \
+        [("write", 2, 2 * 2 * 32 * KIB), ("read", 2, 2 * 2 * 32 * KIB)]
+    assert (tmp_path / "n.dat").stat().st_size == 2 * 2 * 32 * KIB
+    opens = trace.files.to_pylist()
+    acc = accesses(trace)
+    for rank in (0, 1):
+        assert [o["amode"] for o in opens if o["rank"] == rank] == [5, 2]
+        assert [x[2] for x in acc[rank]["write"]] == [x[2] for x in acc[rank]["read"]] == \
+            ior_layout(rank, 2, 32 * KIB, 16 * KIB, n=2)
+    assert [o["amode"] for o in opens if o["rank"] == 2] == ([5, 2] if idle_open else [])
+    assert 2 not in acc
+
+
+def test_more_tasks_than_launched_warns(tmp_path):
+    proc = run(replay_cmd("-a", "MPIIO", "-w", "-s", 1, "-b", "16k", "-t", "16k", "-N", 3,
+                          "-o", tmp_path / "n.dat", np_=2))
+    assert proc.returncode == 0, proc.stderr
+    assert "-N 3: only 2 tasks were launched; all take part" in proc.stderr
+    assert parse_ior_output(proc.stdout)[0]["num_tasks"] == 2
+
+
 def test_posix_repetitions_and_removal(tmp_path):
     """-a POSIX with fsync, 2 repetitions, text only; without -k the file is removed."""
     proc = run(replay_cmd("-a", "POSIX", "-e", "-i", 2, "-s", 2, "-b", "32k", "-t", "8k",
@@ -564,6 +596,10 @@ def test_unimplemented_ior_options_warn(tmp_path):
      "--iomodel.piece=3072: -t (16384) must be a multiple of it"),
     (["-a", "MPIIO", "--iomodel.piece=0"], "--iomodel.piece must be 1 byte to 2147483647 bytes"),
     (["-a", "MPIIO", "--iomodel.piece=2g"], "--iomodel.piece must be 1 byte to 2147483647 bytes"),
+    (["-a", "MPIIO", "-c", "--iomodel.idleOpen"], "--iomodel.idleOpen needs -a MPIIO and a shared"),
+    (["-a", "POSIX", "--iomodel.idleOpen"], "--iomodel.idleOpen needs -a MPIIO and a shared"),
+    (["-a", "MPIIO", "-w", "-r", "--iomodel.reread", "--iomodel.idleOpen"],
+     "no -e, -Y or --iomodel.reread"),
 ])
 def test_bad_options(args, message):
     proc = run([replayer_path(), *args])  # options are checked before MPI starts
