@@ -14,7 +14,7 @@ from pathlib import Path
 
 from iomodel.models import rereads
 
-from .ior import Invocation, sanitize
+from .ior import Invocation, idle_openers_job, sanitize
 from .placement import server_of, spread_name
 from .profile import Profile, ops_per_process
 from .runner import State, execute, key_of, make_workdir
@@ -41,7 +41,7 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     file_cap: at most so many bytes per file of a file-per-process point (when
     rs fits); place(path, np) -> path: the name of such a point's files.
     job_np: a shared independent point of fewer processes runs in a job of so many,
-    the others holding the file open with them (`idle_openers`)."""
+    the others holding the file open with them (`idle_openers_job`)."""
     rs, n = point["rs"], point["np"]
     unique = point["access_type"] == "unique"
     if segments is None:
@@ -57,7 +57,10 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
                   file_per_proc=unique, collective=point["collective"],
                   test_file=test_file, piece=piece)
-    idle = idle_openers(point, job_np, defeat_page_cache)
+    # a shared independent point of fewer processes runs as the replay of such a
+    # phase does: in a job of job_np, the others holding the file open
+    idle = idle_openers_job(n, job_np, not unique, "MPIIO", point["collective"], piece,
+                            point["operation"] == "reread", defeat_page_cache)
     extra = ["-C", "-e"] if defeat_page_cache else []
     # Every point removes its file(s) when done (a write: no -k; a read: iomodel, once
     # read): a sweep of writes alone left up to `--bytes` per point on the cluster's
@@ -69,19 +72,6 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     setup = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
     return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=setup, job_np=idle,
                       **common)
-
-
-def idle_openers(point, job_np, defeat_page_cache=False):
-    """The job a point runs in, or None: a shared independent point of fewer
-    processes than job_np runs as a replay of an application's phase of so few
-    processes does (replay/ior.py): job_np launched, the others holding the file
-    open (two processes holding a Gluster file open make one's 512-byte write
-    slower than when it alone holds it: medians of 0.47-0.72 against 0.37-0.44 ms)."""
-    if not job_np or point["np"] >= job_np or point["access_type"] != "shared" or \
-            point["collective"] or point.get("piece") or point["operation"] == "reread" or \
-            defeat_page_cache:
-        return None
-    return job_np
 
 
 # A run of one operation per process lasts one request: a single one is at the
@@ -151,7 +141,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     repetitions over all passes (IOR -i within a pass, their median).  pieces:
     sizes of the view points (`view_points`; the builtin backend only: IOR has
     no such view).  job_np: the job of the shared independent points of fewer
-    processes (`idle_openers`; default the largest np, 0 or 1: none)."""
+    processes (`idle_openers_job`; default the largest np, 0 or 1: none)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")

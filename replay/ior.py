@@ -332,14 +332,10 @@ def _invocation(model, chunk, workdir, defeat):
                      + (f": the divisor of -t nearest the application's mean piece of "
                         f"{p['offsets']['piece']} B." if piece != p["offsets"]["piece"] else "."))
 
-    # a phase of fewer processes than opened the file (a header written by rank 0):
-    # two processes holding a Gluster file open make one's 512-byte write slower
-    # than when it alone holds it (medians of 0.47-0.72 against 0.37-0.44 ms); only for
-    # independent transfers, the idle processes calling no collective on the file
-    job_np = None
-    if shared and api == "MPIIO" and not collective and piece is None and not reread and \
-            "-e" not in flags and f.get("np", n) > n:
-        job_np = f["np"]
+    # a phase of fewer processes than used the file (a header written by rank 0)
+    job_np = idle_openers_job(n, f.get("np"), shared, api, collective, piece, reread,
+                              "-e" in flags)
+    if job_np:
         notes.append(f"{f['np']} processes used the file and {n} move this phase's data: "
                      f"{f['np']} are launched, the first {n} take part (-N {n}); the builtin "
                      f"backend has the others open and close the file with them "
@@ -360,6 +356,23 @@ def _invocation(model, chunk, workdir, defeat):
                                flags=["-w", "-k"] + (["-e"] if defeat else []),
                                weight=0, access_mode=mode, names=inv.names, piece=piece)
     return inv
+
+
+def idle_openers_job(np, job_np, shared=True, api="MPIIO", collective=False, piece=None,
+                     reread=False, synced=False):
+    """The processes to launch for a run of `np` processes out of a job of
+    `job_np` that used its file, or None: the others hold the file open with
+    them (the builtin backend's --iomodel.idleOpen), as the application's did
+    around its phase of so few (a header written by rank 0).  Two processes
+    holding a Gluster file open make one's 512-byte write slower than when it
+    alone holds it (medians of 0.47-0.72 against 0.37-0.44 ms).  Only for a
+    shared file through MPI-IO, independent transfers without a view, no
+    reread and no sync (-e): the idle processes call no collective on the file
+    but its open and close."""
+    if not job_np or np >= job_np or not shared or api != "MPIIO" or collective or \
+            piece is not None or reread or synced:
+        return None
+    return job_np
 
 
 def view_piece(piece, transfer):
