@@ -59,6 +59,7 @@ UNAVAILABLE_ALWAYS = [
     "which file pointer an operation used (explicit offset, individual or shared)",
     "the logical clock (communication between operations): bursts are split by idle time",
     "file views: whether an operation covers several ranges of the file",
+    "where each operation's memory buffer sits within 4 KiB",
 ]
 
 
@@ -296,6 +297,7 @@ def ops_from_darshan(path, name=None, command=None):
         "comm_size": pa.array(comm_size.astype(np.int32)),
         "pointer": pa.nulls(n, pa.string()),
         "nonblocking": pa.nulls(n, pa.bool_()),
+        "buffer_offset": pa.nulls(n, pa.int16()),
     }, schema=OPS_SCHEMA)
     table = table.take(pc.sort_indices(table, [("rank", "ascending"), ("t_start", "ascending"),
                                                ("t_end", "ascending")]))

@@ -23,6 +23,8 @@ same as one pyarrow table (OPS_SCHEMA), built on demand:
                          from a trace, only 1 is kept: the analyzer needs no more)
     pointer     string   explicit / individual / shared / ordered (null: unknown)
     nonblocking bool     (null: unknown)
+    buffer_offset int16  where its memory buffer sat within 4 KiB (null: unknown; a
+                         trace records it, a Darshan log does not)
 """
 from dataclasses import dataclass, field
 
@@ -35,7 +37,7 @@ OPS_SCHEMA = pa.schema([
     ("collective", pa.bool_()), ("bytes", pa.int64()), ("offset", pa.int64()), ("end", pa.int64()),
     ("pieces", pa.int32()), ("t_start", pa.float64()), ("t_end", pa.float64()),
     ("lclock", pa.int64()), ("comm_size", pa.int32()), ("pointer", pa.string()),
-    ("nonblocking", pa.bool_()),
+    ("nonblocking", pa.bool_()), ("buffer_offset", pa.int16()),
 ])
 
 FEATURES = ("explicit_offsets", "individual_pointers", "shared_pointers", "blocking",
@@ -63,6 +65,8 @@ class RankOps:
     single: dict            # path index -> every open of it was on a one-process communicator
     reread: np.ndarray = None  # bool: it reads back what the rank wrote in the same open
                                # (analyzer/reread.py); None: opens unknown (Darshan)
+    buffer_offset: np.ndarray = None  # int16: its buffer's address mod 4096, -1 unknown;
+                                      # None: none known (Darshan, version-1 traces)
 
     def __len__(self):
         return len(self.write)
@@ -127,6 +131,7 @@ def _split_table(table):
         **{k: table[k].to_numpy() for k in ("bytes", "offset", "t_start", "t_end")},
         "lclock": np.maximum(table["lclock"].to_numpy(), 0).astype(np.uint32),
         "pieces": table["pieces"].to_numpy().astype(np.int32),
+        "buffer_offset": table["buffer_offset"].fill_null(-1).to_numpy().astype(np.int16),
     }
     end = table["end"].to_numpy()
     comm_size = table["comm_size"].to_numpy()
@@ -160,6 +165,9 @@ def _join_ranks(ops):
     # per operation here: its end when it is one contiguous range, and the
     # communicator size as far as the analyzer kept it (1, else -1: unknown)
     end = np.where((cat["offset"] >= 0) & (cat["pieces"] == 1), cat["offset"] + cat["bytes"], -1)
+    bufoff = np.concatenate([r.buffer_offset if r.buffer_offset is not None
+                             else np.full(len(r), -1, np.int16) for r in ops.ranks]) if ops.ranks \
+        else np.zeros(0, np.int16)
     single = np.concatenate([np.array([r.single.get(int(q), False) for q in r.path], bool)
                              for r in ops.ranks]) if ops.ranks else np.zeros(0, bool)
     return pa.table({
@@ -181,6 +189,7 @@ def _join_ranks(ops):
         "comm_size": pa.array(np.where(single, 1, -1).astype(np.int32)),
         "pointer": pc.take(ptr, rid),
         "nonblocking": pc.take(nonb, rid),
+        "buffer_offset": pa.array(bufoff, pa.int16(), mask=bufoff < 0),
     }, schema=OPS_SCHEMA)
 
 
@@ -231,7 +240,7 @@ def ops_from_trace(trace, name=None, command=None):
     are left out)."""
     from .linking import link_rank, resolve_rank
     from .reread import reread_mask
-    from .tracefile import F_ERROR
+    from .tracefile import F_ERROR, buffer_offsets
     from .views import contiguous, map_through_view
     routines, rindex, paths, pindex = [], {}, [], {}
     ranks, ordered, hosts, finals = [], [], {}, {}
@@ -272,7 +281,8 @@ def ops_from_trace(trace, name=None, command=None):
             t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.uint32),
             extent=_extents(path_of_open[oid], abs_end[sel]), single=single,
             reread=reread_mask(oid, is_write[rid], resolved[sel] & (abs_off[sel] >= 0),
-                               *_extents_of(sel, ext_ev, ext_off, ext_len)))
+                               *_extents_of(sel, ext_ev, ext_off, ext_len)),
+            buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None)
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

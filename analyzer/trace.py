@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .linking import apply_ordered, latest_at_or_before, link_rank, resolve_rank
-from .tracefile import F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, read_rank_file
+from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, buffer_offsets,
+                        read_rank_file)
 
 TRACE_SUFFIX = ".iot"
 
@@ -245,7 +246,7 @@ class Trace:
         names = self._routines[0]
         cols = {k: [] for k in ("rank", "seq", "routine", "open_id", "file_id", "flags", "lclock",
                                 "offset", "bytes", "t_start", "t_end", "request", "t_complete",
-                                "abs_offset", "abs_end", "resolved", "pieces")}
+                                "abs_offset", "abs_end", "resolved", "pieces", "buffer_offset")}
         ext = {k: [] for k in ("rank", "seq", "file_id", "offset", "length")}
         open_base = 0
         for l in self._links:
@@ -259,7 +260,7 @@ class Trace:
                          ("bytes", l.nbytes), ("t_start", r.t_start), ("t_end", r.t_end),
                          ("request", l.request), ("t_complete", l.t_complete),
                          ("abs_offset", abs_off), ("abs_end", abs_end), ("resolved", resolved),
-                         ("pieces", pieces)):
+                         ("pieces", pieces), ("buffer_offset", buffer_offsets(r.buffers, n))):
                 cols[k].append(v)
             for k, v in (("rank", np.full(len(w), r.rank, np.int32)), ("seq", w),
                          ("file_id", file_of_open[l.open_idx[w]]), ("offset", o), ("length", ln)):
@@ -296,6 +297,10 @@ class Trace:
             "abs_end": pa.array(c["abs_end"], pa.int64()),
             "resolved": pa.array(c["resolved"].astype(bool)),
             "pieces": pa.array(c["pieces"], pa.int32()),
+            # where the call's buffer sat within 4 KiB (null: not a data access, or a
+            # version-1 trace, which did not record it)
+            "buffer_offset": pa.array(c["buffer_offset"], pa.int16(),
+                                      mask=(c["buffer_offset"] < 0) | ~(trait["data"] & ~completion)),
         })
         e = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in ext.items()}
         extents = pa.table({

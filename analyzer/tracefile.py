@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MAGIC = b"IOMTRACE"
-VERSION = 1
+VERSION = 2                     # this iomodel writes version 2
+VERSIONS = (1, 2)               # and reads 1 (no buffer records) too
 HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 CHUNK_MAGIC = 0x4B4E4843
 CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
 META = struct.Struct("<IIQ")
-META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM = 1, 2, 3, 4, 5
+META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER = 1, 2, 3, 4, 5, 6
 OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")
 END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize"}
@@ -64,6 +65,7 @@ class RankTrace:
     views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
     deleted: list = field(default_factory=list)  # dicts: seq, path
     command: list = field(default_factory=list)  # the program's argv
+    buffers: list = field(default_factory=list)  # (seq, buffer address mod 4096) where it changed
     records: int = 0                     # event records on disk, extensions included
     end: str = None                      # how the run ended, None if no end record
     final_lclock: int = None
@@ -106,6 +108,8 @@ def _parse_meta(buf, rt, path, base):
                           if a][:1024]
         elif mtype == META_PATH:
             rt.deleted.append(dict(seq=seq, path=_cstr(bytes(body[8:]))))
+        elif mtype == META_BUFFER:
+            rt.buffers.append((seq, struct.unpack_from("<I", body)[0]))
         else:
             raise TraceError(path, base + pos, f"unknown metadata record type {mtype}")
         pos += mlen
@@ -154,9 +158,10 @@ def read_rank_file(path):
      cal_ticks, cal_ns, host, _) = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise TraceError(path, 0, "not an iomodel trace (bad magic)")
-    if version != VERSION or evsize != RECORD_DTYPE.itemsize:
+    if version not in VERSIONS or evsize != RECORD_DTYPE.itemsize:
         raise TraceError(path, 8, f"trace format version {version} with {evsize}-byte events; "
-                         f"this iomodel reads version {VERSION} with {RECORD_DTYPE.itemsize}-byte events")
+                         f"this iomodel reads versions {', '.join(map(str, VERSIONS))} with "
+                         f"{RECORD_DTYPE.itemsize}-byte events")
     if hsize != HEADER.size:
         raise TraceError(path, 12, f"corrupt header: header size {hsize}, expected {HEADER.size}")
     if not (nranks > 0 and 0 <= rank < nranks):
@@ -225,3 +230,14 @@ def read_rank_file(path):
     if error:
         raise TraceError(path, error[0], error[1], partial=rt)
     return rt
+
+
+def buffer_offsets(buffers, n):
+    """Each of a rank's n events' buffer offset within 4 KiB: the latest buffer
+    record at or before it (the tracer records one where it changes), -1 before
+    the first."""
+    if not buffers:
+        return np.full(n, -1, np.int16)
+    seqs, offs = np.array(buffers, np.int64).T
+    at = np.searchsorted(seqs, np.arange(n), side="right") - 1
+    return np.where(at >= 0, offs[np.maximum(at, 0)], -1).astype(np.int16)

@@ -318,12 +318,18 @@ def cmd_characterize(args):
             raise ValueError(f"--collective {args.collective}: expected collective and/or "
                              f"independent, got {', '.join(bad)}")
         sweep["collective"] = tuple(kinds[x] for x in args.collective.split(","))
+    offsets = []
+    for x in (args.buffer_offsets or "").split(",") if args.buffer_offsets else []:
+        if not x.isdigit() or int(x) > 4095:
+            raise ValueError(f"--buffer-offsets {args.buffer_offsets}: expected bytes from 0 to "
+                             f"4095, got {x!r}")
+        offsets.append(int(x))
     out = args.output or f"characterize-{cluster.name}"
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
                                      pieces=_sizes(args.pieces) or (), job_np=args.job_np,
-                                     **sweep)
+                                     buffer_offsets=offsets, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -463,6 +469,12 @@ def build_parser():
     ch.add_argument("--pieces", help="also measure each shared point of several processes through a "
                     "file view of pieces of these sizes, e.g. 16k,64k,256k (builtin backend): what a "
                     "phase's view costs against contiguous transfers (default: none)")
+    ch.add_argument("--buffer-offsets", metavar="B,...",
+                    help="also measure each contiguous read and reread point with the buffer B bytes "
+                    "past a 4 KiB boundary, e.g. 16, where malloc puts a large buffer (builtin "
+                    "backend): for the phases whose buffers sat so (the model's buffer_offset); "
+                    "copies from the page cache into such a buffer can be several times slower "
+                    "(default: none)")
     ch.add_argument("--no-one-op", dest="one_op", action="store_false",
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")

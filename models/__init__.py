@@ -53,9 +53,11 @@ def order_graph(model):
 
 
 # What may differ between the phases of a run ("1 to 40" in Table V, "1 to 5"
-# over S3D-IO's five checkpoint files in Table VIII).
+# over S3D-IO's five checkpoint files in Table VIII).  The buffer's place too: a
+# program that allocates a new buffer per step gets one place per step from malloc
+# (py_io's first write 16 B past a page, the next ones 208), the access the same.
 _VARYING = {"id", "file", "start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s",
-            "gap_comm", "logical_time"}
+            "gap_comm", "logical_time", "buffer_offset"}
 
 
 def rereads(phase):

@@ -1,7 +1,7 @@
 """The I/O model's schema (docs/model-format.md) and its validation.
 
 The schema is a JSON Schema subset (type, enum, required, properties, items,
-minimum, const) kept as data; `validate` walks it and reports the first
+minimum, maximum, const) kept as data; `validate` walks it and reports the first
 problem as one ModelError naming the field ("phases[3].rep: ...").
 """
 import re
@@ -106,6 +106,7 @@ SCHEMA = {
                     "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),
                     "duration_s": _NULL_OR(_NUM), "io_time_s": _NULL_OR(_NUM),
                     "reread_bytes": _INT,
+                    "buffer_offset": {"type": "integer", "minimum": 0, "maximum": 4095},
                     "bandwidth_Bps": _NULL_OR(_NUM),
                     "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),
                 },
@@ -143,6 +144,8 @@ def _describe(schema):
     article = "an" if t[0] in "aeiou" else "a"
     if schema.get("pattern") == "ranks":
         return "a rank list such as '0-3,5'"
+    if "minimum" in schema and "maximum" in schema:
+        return f"{article} {t} from {schema['minimum']} to {schema['maximum']}"
     if "minimum" in schema:
         return f"{article} {t} >= {schema['minimum']}"
     return f"{article} {t}"
@@ -168,6 +171,7 @@ def _check(value, schema, path):
         return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
     t = schema.get("type")
     if t and not _type_ok(value, t) or ("minimum" in schema and value < schema["minimum"]) or \
+            ("maximum" in schema and value > schema["maximum"]) or \
             (schema.get("pattern") == "ranks" and count_ranks(value) is None):
         return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
     if t == "object":

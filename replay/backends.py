@@ -64,14 +64,16 @@ def _argv_builtin(inv, prog, summary, repeat):
     # one run did: IOR's removal of a repetition's file hands the next one the pages
     # just freed, still in the CPU's cache (tmpfs: 16 x 64 KiB per process in 340 us
     # into fresh pages, 290 us into recycled ones); and the processes beyond -N
-    # holding the file open with the others, as the application's did
+    # holding the file open with the others, as the application's did; and the
+    # application's buffer placement within 4 KiB (IOR's buffer is page-aligned)
     argv = _argv(inv, prog, summary, repeat)
     fresh = repeat > 1 and "-w" in argv and not {"-k", "-E"} & set(argv)
     return argv + (["--iomodel.fresh"] if fresh else []) + \
         (["--iomodel.reread"] if inv.reread else []) + \
         ([f"--iomodel.names={inv.names}"] if inv.names else []) + \
         ([f"--iomodel.piece={inv.piece}"] if inv.piece else []) + \
-        (["--iomodel.idleOpen"] if inv.launch_np > inv.np else [])
+        (["--iomodel.idleOpen"] if inv.launch_np > inv.np else []) + \
+        ([f"--iomodel.bufferOffset={inv.buffer_offset}"] if inv.buffer_offset else [])
 
 
 def _parse(stdout, summary):

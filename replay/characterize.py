@@ -49,14 +49,16 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
         if unique and file_cap and rs <= file_cap:
             segments = min(segments, file_cap // rs)
     piece = point.get("piece")
+    boff = point.get("buffer_offset") or 0
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
-                    f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else ""))
+                    f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else "")
+                    + (f".o{boff}" if boff else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
     if unique and place is not None:
         test_file = place(test_file, n)
     common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
                   file_per_proc=unique, collective=point["collective"],
-                  test_file=test_file, piece=piece)
+                  test_file=test_file, piece=piece, buffer_offset=boff)
     # a shared independent point of fewer processes runs as the replay of such a
     # phase does: in a job of job_np, the others holding the file open
     idle = idle_openers_job(n, job_np, not unique, "MPIIO", point["collective"], piece,
@@ -108,6 +110,14 @@ def view_points(points, pieces):
             if pt["access_type"] == "shared" and pt["np"] > 1 and pt["rs"] > p and pt["rs"] % p == 0]
 
 
+def offset_points(points, offsets):
+    """For each contiguous read and reread point: the same with the buffer so many
+    bytes past a 4 KiB boundary (the copies from the page cache are what an
+    unaligned buffer slows; writes, from it, measured alike on the testbed)."""
+    return [{**pt, "buffer_offset": b} for pt in points for b in offsets
+            if b and pt["operation"] in ("read", "reread") and not pt.get("piece")]
+
+
 def _spreader(cluster, placed):
     """On a cluster of several data servers, place(path, np) -> the name of a
     file-per-process point's files that spreads them evenly over the servers
@@ -133,7 +143,7 @@ def _spreader(cluster, placed):
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
-                 **sweep):
+                 buffer_offsets=(), **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
@@ -141,10 +151,15 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     repetitions over all passes (IOR -i within a pass, their median).  pieces:
     sizes of the view points (`view_points`; the builtin backend only: IOR has
     no such view).  job_np: the job of the shared independent points of fewer
-    processes (`idle_openers_job`; default the largest np, 0 or 1: none)."""
+    processes (`idle_openers_job`; default the largest np, 0 or 1: none).
+    buffer_offsets: the read and reread points again with the buffer so many bytes
+    past a 4 KiB boundary (`offset_points`; the builtin backend only)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
+    if any(buffer_offsets) and backend.name != "builtin":
+        raise ValueError("--buffer-offsets needs --backend builtin: IOR's buffer is page-aligned "
+                         "(iomodel_replay's --iomodel.bufferOffset)")
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -163,7 +178,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread,
               job_np=job_np)
     workdir, dpc = getattr(cluster, "workdir", "."), getattr(cluster, "defeat_page_cache", False)
-    for pt in points + view_points(points, pieces):
+    for pt in points + view_points(points, pieces) + offset_points(points, buffer_offsets):
         inv = invocation(pt, workdir, target_bytes, dpc, **kw)
         runs.append((pt, inv))
         if one_op and inv.segments > 1 and not pt.get("piece"):
@@ -183,6 +198,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                     f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
                     f"rs {pt['rs']} B x {inv.segments}"
                     + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
+                    + (f" buffer +{pt['buffer_offset']} B" if pt.get("buffer_offset") else "")
                     + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
             entry = state.done(key)
             if entry is None:
@@ -220,12 +236,14 @@ def profile_from_replay(model, by_phase, backend_name):
             continue
         op = "reread" if rereads(p) else p["operation"]
         # a phase replayed through a view of pieces is a view point, not a contiguous one
-        piece = next((int(a.split("=", 1)[1]) for a in entry.get("command") or []
-                      if isinstance(a, str) and a.startswith("--iomodel.piece=")), None)
-        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"], piece)
+        piece, boff = (next((int(a.split("=", 1)[1]) for a in entry.get("command") or []
+                             if isinstance(a, str) and a.startswith(f"--iomodel.{x}=")), None)
+                       for x in ("piece", "bufferOffset"))
+        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"], piece, boff)
         points[key] = {"operation": op, "access_type": key[1],
                        "collective": p.get("collective"), "np": p["np"], "rs": max(p["rs"], 1),
                        "ops_per_process": ops_per_process(p), "piece": piece,
+                       "buffer_offset": boff,
                        "bw_Bps": entry["bandwidth_Bps"], "time_s": entry.get("time_s"),
                        "source": f"replay ({backend_name})"}
     return Profile.from_points(list(points.values()))

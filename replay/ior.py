@@ -61,6 +61,9 @@ class Invocation:
     # processes launched when more than np: the first np take part (IOR's -N), the
     # others wait, as the application's idle ones did (builtin: they open the file too)
     job_np: Optional[int] = None
+    # where the application's buffers sat within 4 KiB (builtin: --iomodel.bufferOffset;
+    # IOR's buffer is page-aligned)
+    buffer_offset: int = 0
 
     @property
     def launch_np(self):
@@ -341,6 +344,13 @@ def _invocation(model, chunk, workdir, defeat):
                      f"backend has the others open and close the file with them "
                      f"(--iomodel.idleOpen).")
 
+    buffer_offset = p.get("buffer_offset") or 0
+    if buffer_offset:
+        notes.append(f"The application's buffers sat {buffer_offset} B past a 4 KiB boundary: the "
+                     "builtin backend places its buffer so (--iomodel.bufferOffset); IOR's is "
+                     "page-aligned, and a copy between the page cache and a buffer a few bytes "
+                     "past a boundary can be several times slower than from an aligned one.")
+
     test_file = os.path.join(workdir, f"iomodel.{sanitize(model['application']['name'])}"
                                       f".{p['id']}")
     ids = [q["id"] for q in chunk]
@@ -348,7 +358,8 @@ def _invocation(model, chunk, workdir, defeat):
                      file_per_proc=not shared, collective=collective, operation=op,
                      test_file=test_file, flags=flags, approximations=notes,
                      roundings=roundings, weight=weight, access_mode=mode, reread=reread,
-                     names=app_names(model, p), piece=piece, job_np=job_np)
+                     names=app_names(model, p), piece=piece, job_np=job_np,
+                     buffer_offset=buffer_offset)
     if op == "read" and not reread:
         inv.setup = Invocation(phase_ids=ids, np=n, api=api, segments=segments, block=b,
                                transfer=t, file_per_proc=not shared, collective=collective,

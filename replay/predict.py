@@ -140,7 +140,7 @@ def _profile_bandwidth(phase, access_type, profile, ops, fallback):
     piece = phase["offsets"].get("piece") if access_type == "shared" and \
         phase["offsets"].get("contiguous") is False else None
     args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
-            ops_per_process(phase), piece)
+            ops_per_process(phase), piece, phase.get("buffer_offset"))
     if rereads(phase):
         if "reread" in ops:
             bw, note = profile.bandwidth("reread", *args)

@@ -664,3 +664,29 @@ def test_transfer_time_and_bandwidth_leave_open_and_close_out():
     tw, tr = parse_ior_text((fx / "a_mpiio_shared_coll.stdout.txt").read_text())
     assert (tw["transfer_time_s"], tr["transfer_time_s"]) == (0.080713, 0.035316)
     assert tr["transfer_bandwidth_Bps"] == 32 * 2**20 / 0.035316
+
+
+def test_buffer_offset_places_the_transfer_buffer(tmp_path):
+    """--iomodel.bufferOffset=16 with -w -r -k -s 1 -b 32k -t 16k: every transfer
+    moves data from and into a buffer 16 B past a 4 KiB boundary (the tracer
+    sees 16 for all 4 of each rank's calls, the model's phases too), and the
+    data is the rank's pattern still: word i of a transfer is
+    (rank << 48) ^ i ^ 0x5a5a5a5a00000000.  4096 is refused."""
+    import struct
+    from iomodel.analyzer import analyze
+    proc, trace = traced(tmp_path, "bo", "-a", "MPIIO", "-w", "-r", "-k", "-s", 1, "-b", "32k",
+                         "-t", "16k", "-o", tmp_path / "bo.dat", "--iomodel.bufferOffset=16")
+    assert "iomodel buffer      : 16 bytes past 4 KiB" in proc.stdout
+    ev = [e for e in trace.events.to_pylist() if e["data"]]
+    assert len(ev) == NP * 4 and {e["buffer_offset"] for e in ev} == {16}
+    assert [p.get("buffer_offset") for p in analyze(trace.path)["phases"]] == [16, 16]
+    data = (tmp_path / "bo.dat").read_bytes()
+    assert len(data) == NP * 32 * KIB
+    for rank in range(NP):
+        for j in range(2):                     # the rank's two transfers in its block
+            at = rank * 32 * KIB + j * 16 * KIB
+            words = struct.unpack_from("<4Q", data, at)
+            assert words == tuple((rank << 48) ^ i ^ 0x5a5a5a5a00000000 for i in range(4))
+    bad = run(replay_cmd("-a", "MPIIO", "-w", "-b", "16k", "-t", "16k",
+                         "-o", tmp_path / "x.dat", "--iomodel.bufferOffset=4096", np_=1))
+    assert bad.returncode != 0 and "--iomodel.bufferOffset must be 0 to 4095 bytes" in bad.stderr

@@ -32,7 +32,7 @@ extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
 
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3 };
-enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5 };
+enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6 };
 enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2 };
 
 struct file_header {
@@ -352,17 +352,36 @@ static inline int64_t nbytes(int count, MPI_Datatype type)
     return (int64_t)count * size;
 }
 
-void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+/* Where a data access's buffer sits within 4 KiB: a copy between the page cache
+ * and a buffer a few bytes past a 4 KiB boundary can run several times slower
+ * (4K aliasing of its loads and stores), and malloc puts large buffers 16 bytes
+ * past a page.  Recorded when it changes, so an application that reuses its
+ * buffers costs one record per buffer, not one per call. */
+static int64_t last_buffer_offset = -1;
+
+static void note_buffer(const void *buf, uint64_t seq)
+{
+    uint32_t off = (uint32_t)((uintptr_t)buf & 4095u);
+    if ((int64_t)off == last_buffer_offset) return;
+    size_t total;
+    unsigned char *p = meta_begin(META_BUFFER, 8, seq, &total);
+    if (!p) return;
+    last_buffer_offset = off;
+    memcpy(p + sizeof(struct meta_header), &off, sizeof off);
+    meta_end(p, total);
+}
+
+void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
                    MPI_Datatype type, uint64_t t0, uint64_t t1)
 {
     int64_t b = nbytes(count, type);
     if (pos < 0) flags |= IOM_F_NOPOS;
     LOCK();
-    push(op, flags, slot_lookup(fh), pos, b, t0, t1);
+    note_buffer(buf, push(op, flags, slot_lookup(fh), pos, b, t0, t1));
     UNLOCK();
 }
 
-void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
                      MPI_Datatype type, uint64_t t0, uint64_t t1, MPI_Request req)
 {
     int64_t b = nbytes(count, type);
@@ -370,6 +389,7 @@ void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, int count
     LOCK();
     int slot = slot_lookup(fh);
     uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
+    note_buffer(buf, seq);
     if (req != MPI_REQUEST_NULL) {
         uint64_t old;
         if (!pm_get(&requests, (uintptr_t)req, &old)) iom_npending++;
@@ -378,7 +398,7 @@ void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, int count
     UNLOCK();
 }
 
-void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
                       MPI_Datatype type, uint64_t t0, uint64_t t1)
 {
     int64_t b = nbytes(count, type);
@@ -386,6 +406,7 @@ void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, int coun
     LOCK();
     int slot = slot_lookup(fh);
     uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
+    note_buffer(buf, seq);
     if (slot != (int)IOM_NO_SLOT) slots[slot].begin_seq = seq;
     UNLOCK();
 }

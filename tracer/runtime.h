@@ -12,7 +12,7 @@
 #define IOM_HIDDEN __attribute__((visibility("hidden")))
 #define IOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define IOM_TRACE_VERSION 1
+#define IOM_TRACE_VERSION 2
 #define IOM_NO_SLOT 0xFFFFu
 
 /* Event flags (struct iom_event.flags). */
@@ -80,12 +80,12 @@ void iom_abort(int op, uint64_t t0) IOM_HIDDEN;
 /* Recording, called with iom_depth set. */
 int64_t iom_pos_individual(MPI_File fh) IOM_HIDDEN;
 int64_t iom_pos_shared(MPI_File fh) IOM_HIDDEN;
-void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
                    MPI_Datatype type, uint64_t t0, uint64_t t1) IOM_HIDDEN;
-void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
                      MPI_Datatype type, uint64_t t0, uint64_t t1,
                      MPI_Request req) IOM_HIDDEN;
-void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, int count,
+void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
                       MPI_Datatype type, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_record_end(int op, MPI_File fh, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_record_call(int op, unsigned flags, MPI_File fh, int64_t a, int64_t b,

@@ -94,14 +94,14 @@
     IOM_DONE
 #define IOM_IO(OP, FLAGS, POS, CALL)                                        \
     IOM_DATA(POS, CALL, iom_record_io(OP, (FLAGS) | IOM_ERRFLAG, fh, iom_pos, \
-                                      count, datatype, iom_t0, iom_t1))
+                                      buf, count, datatype, iom_t0, iom_t1))
 #define IOM_IPOST(OP, FLAGS, POS, CALL)                                     \
     IOM_DATA(POS, CALL, iom_record_post(OP, (FLAGS) | IOM_F_POST | IOM_ERRFLAG, fh, \
-                                        iom_pos, count, datatype, iom_t0, iom_t1, \
+                                        iom_pos, buf, count, datatype, iom_t0, iom_t1, \
                                         iom_rc == MPI_SUCCESS ? *request : MPI_REQUEST_NULL))
 #define IOM_BEGIN(OP, FLAGS, POS, CALL)                                     \
     IOM_DATA(POS, CALL, iom_record_begin(OP, (FLAGS) | IOM_F_POST | IOM_ERRFLAG, fh, \
-                                         iom_pos, count, datatype, iom_t0, iom_t1))
+                                         iom_pos, buf, count, datatype, iom_t0, iom_t1))
 #define IOM_END(OP, CALL)                                                   \
     IOM_PASS_IF_IDLE(CALL)                                                  \
     IOM_TIMED(CALL)                                                         \
