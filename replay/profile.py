@@ -54,8 +54,9 @@ view is predicted as contiguous, and the note says so.
 A phase whose buffers sat a few bytes past a 4 KiB boundary (the model's
 `buffer_offset`; malloc puts a large buffer 16 bytes past one) copies to and
 from the page cache more slowly than an aligned buffer does: on the testbed's
-AMD EPYC, 16 x 256 KiB reread per process from ext4's page cache took 520 to
-575 us at offset 16 against 333 to 409 us aligned, and 1.3 ms at offset 8.
+AMD EPYC two processes rereading 16 x 256 KiB each from ext4's page cache took
+0.35 ms from aligned buffers, 0.52 ms from buffers 16 bytes past a page and
+1.48 ms 8 bytes past (bench/buffer_offset.py).
 Points measured at that offset (`iomodel characterize --buffer-offsets`)
 answer for such a phase; without them the aligned points do, and the note says
 so.
