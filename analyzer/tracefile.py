@@ -1,7 +1,7 @@
 """Parse one rank's trace file (docs/trace-format.md) into numpy arrays.
 
 The file is a 256-byte header followed by chunks; event chunks are arrays of
-40-byte records read with one np.frombuffer each, so the cost is per chunk,
+32-byte records read with one np.frombuffer each, so the cost is per chunk,
 not per event.  Damage (a short file, a bad magic or checksum, a gap in the
 event sequence) stops the parse at that chunk: what came before is kept in
 the result and the damage is described by a TraceError naming the file and

@@ -35,7 +35,8 @@ CHUNK = struct.Struct("<IHHQQQQQQ")
 META = struct.Struct("<IIQ")
 CHUNK_MAGIC = 0x4B4E4843
 CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
-META_ROUTINES, META_OPEN, META_PROGRAM = 1, 2, 5
+META_ROUTINES, META_OPEN, META_PROGRAM, META_BUFFER = 1, 2, 5, 6
+BUFFER_OFFSET = 16            # one buffer reused by every call, as malloc places a large one
 RECORD = np.dtype([("op", "u1"), ("flags", "u1"), ("slot", "<u2"), ("lclock", "<u4"),
                    ("offset", "<i8"), ("t0", "<u8"), ("dt", "<u4"), ("bytes", "<u4")])
 assert HEADER.size == 256 and CHUNK.size == 56 and RECORD.itemsize == 32
@@ -143,15 +144,16 @@ def write_trace(out, ranks=1024, calls=10_000, rs=4096, write_gap=120, read_gap=
         rec["dt"] = dur
         open_meta = meta_record(META_OPEN, 1, struct.pack("<Iiii", 0, AMODE, ranks, r) + path.encode())
         host = f"node{r // RANKS_PER_HOST:04d}".encode()
-        parts = [HEADER.pack(b"IOMTRACE", 1, HEADER.size, r, ranks, 10_000 + r, 0, 1, RECORD.itemsize,
+        buffer_meta = meta_record(META_BUFFER, 2, struct.pack("<II", BUFFER_OFFSET, 0))
+        parts = [HEADER.pack(b"IOMTRACE", 2, HEADER.size, r, ranks, 10_000 + r, 0, 1, RECORD.itemsize,
                              TICK0, MONO0, REAL0, TICK0 - 2 * init_ticks, ns_at(TICK0 - 2 * init_ticks),
                              host, b"")]
-        meta = routines + program + open_meta
+        meta = routines + program + open_meta + buffer_meta
         for k, lo in enumerate(range(0, n, chunk_records)):
             hi = min(lo + chunk_records, n)
             flushed_at = int(t0[hi - 1] + dur[hi - 1]) + 2600
             if k == 0:  # metadata always goes out just before events
-                parts.append(chunk(CHUNK_META, meta, 3, hi, flushed_at))
+                parts.append(chunk(CHUNK_META, meta, 4, hi, flushed_at))
             parts.append(chunk(CHUNK_EVENTS, rec[lo:hi].tobytes(), hi - lo, lo, flushed_at))
         end = struct.pack("<QII", n, 0, L["final_lclock"])
         parts.append(chunk(CHUNK_END, end, 0, n, int(t0[-1] + dur[-1]) + 5200))
@@ -196,6 +198,8 @@ def check(info, cli=True):
     assert np.array_equal(ev["abs_offset"].to_numpy()[data], want_off[data])
     assert np.array_equal(ev["abs_end"].to_numpy()[data], want_off[data] + rs)
     assert ev["resolved"].to_numpy(zero_copy_only=False)[data].all()
+    assert set(ev["buffer_offset"].filter(ev["data"]).to_pylist()) == {BUFFER_OFFSET}
+    assert ev["buffer_offset"].null_count == ev.num_rows - int(data.sum())
     assert tr.extents.num_rows == R * (nw + nr)
     t0, t1 = ev["t_start"].to_numpy(), ev["t_end"].to_numpy()
     assert abs(t1[seq == 0]).max() < 1e-9, "MPI_Init must end at time zero"

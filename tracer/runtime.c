@@ -2,7 +2,7 @@
  * requests, and the recording functions the generated wrappers call.
  *
  * Every rank writes <dir>/rank-NNNNNN.iot: a header, then chunks of events
- * (fixed 40-byte records) and of metadata (opens, views, ...), each chunk
+ * (fixed 32-byte records) and of metadata (opens, views, buffers, ...), each chunk
  * written whole when its fixed-size buffer fills, at MPI_Finalize, at
  * MPI_Abort and at exit.  docs/trace-format.md is the reference. */
 #define _GNU_SOURCE
