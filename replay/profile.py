@@ -87,6 +87,28 @@ ACCESS_TYPES = ("shared", "unique")
 MiB = 1 << 20
 
 
+# Below this many bytes past a page, copies from the page cache into a buffer were
+# measured slower than aligned (bench/results/buffer-offset.json: 8 and 16 B); from
+# 32 B on about as fast, and writes (copies out of the buffer) alike at every offset.
+SLOW_BUFFER_OFFSET = 32
+
+
+def _offset_note(operation, buffer_offset, placed):
+    """What the note says of a phase's buffer offset: the points measured at it,
+    or the aligned ones and whether measuring the offset is worth it (it is for
+    reads a few bytes past a page; `characterize --buffer-offsets` measures only
+    reads and rereads)."""
+    head = f"buffers {buffer_offset} B past 4 KiB: "
+    if placed:
+        return head + "points measured so"
+    if operation == "write":
+        return None                # aligned write points answer: no offset slows a write
+    if buffer_offset < SLOW_BUFFER_OFFSET:
+        return head + (f"no point measured so (characterize --buffer-offsets {buffer_offset}), "
+                       "aligned ones used")
+    return head + "aligned points used (from 32 B on, as fast as aligned)"
+
+
 class ProfileError(ValueError):
     """A profile that cannot be read, or cannot answer a question (no point at all)."""
 
@@ -267,10 +289,9 @@ class Profile:
         aligned = [r for r in every if not r["buffer_offset"]]
         if buffer_offset:
             placed = [r for r in every if r["buffer_offset"] == buffer_offset and r["piece"] is None]
-            notes.append(f"buffers {buffer_offset} B past 4 KiB: " + (
-                "points measured so" if placed else
-                f"no point measured so (characterize --buffer-offsets {buffer_offset}), "
-                "aligned ones used"))
+            note = _offset_note(operation, buffer_offset, bool(placed))
+            if note:
+                notes.append(note)
             if placed:
                 every = placed + [r for r in aligned if r["piece"] is not None]
             else:

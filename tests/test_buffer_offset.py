@@ -104,6 +104,16 @@ def test_the_profile_answers_from_points_at_the_phases_offset():
     assert t == pytest.approx(346)
     assert note.startswith("buffers 8 B past 4 KiB: no point measured so (characterize "
                            "--buffer-offsets 8), aligned ones used")
+    # far from a page boundary the aligned points answer, and nothing is worth measuring
+    t, note = phase_us(2928)
+    assert t == pytest.approx(346)
+    assert note.startswith("buffers 2928 B past 4 KiB: aligned points used (from 32 B on, as fast "
+                           "as aligned); 16 ops per process")
+    # a write copies out of the buffer, alike at every offset: no note, aligned points
+    wprof = Profile.from_points([{"operation": "write", "access_type": "unique", "collective": False,
+                                  "np": 2, "rs": 256 * KIB, "bw_Bps": 2 * 256 * KIB / 1e-3}])
+    bw, note = wprof.bandwidth("write", 2, 256 * KIB, "unique", False, None, None, 16)
+    assert bw == pytest.approx(2 * 256 * KIB / 1e-3) and "past 4 KiB" not in note
     # the peaks are the aligned points' (the long one: 2 x 16 x 256 KiB in 346 us)
     (peak,) = summary(prof)
     assert (peak["points"], peak["peak_Bps"]) == (2, pytest.approx(2 * 16 * 256 * KIB / 346e-6))
