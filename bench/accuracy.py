@@ -4,6 +4,7 @@
                                        [--disk-mibps 60] [--gluster-rate 300mbit]
                                        [--gluster2-rate 100mbit] [--apps A,B] [--no-readme]
                                        [--keep] [--resume WORKDIR]
+    .venv/bin/python bench/accuracy.py --render RUN.json [--combine RUN2.json,...] [-o OUT] [--no-readme]
 
 For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
 disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
@@ -392,6 +393,36 @@ def repredict(result, work):
     return result
 
 
+def combine(result, paths):
+    """Another run's rows beside this one's: the same code and sweep on other VCs,
+    run apart (e.g. one VC a run when a four-VC run does not fit in a sitting).
+    Its VCs must be new to the result, its machine and characterize arguments the
+    same; the render says the rows come from several runs."""
+    for path in paths:
+        other = json.loads(Path(path).read_text())
+        same = [vc for vc in other["vcs"] if vc in result["vcs"]]
+        if same:
+            sys.exit(f"bench/accuracy.py: {path}: VC {', '.join(same)} is already in the results")
+        for key in ("cpu", "cores", "kernel", "mpi"):
+            if other["machine"].get(key) != result["machine"].get(key):
+                sys.exit(f"bench/accuracy.py: {path}: another machine ({key} "
+                         f"{other['machine'].get(key)!r}, not {result['machine'].get(key)!r})")
+        if other["characterize"]["args"] != result["characterize"]["args"]:
+            sys.exit(f"bench/accuracy.py: {path}: its VCs were characterized with other arguments")
+        if (other.get("np"), other.get("repeat")) != (result.get("np"), result.get("repeat")):
+            sys.exit(f"bench/accuracy.py: {path}: another --np or --repeat")
+        result.setdefault("combined_from", [])
+        result["rows"] += other["rows"]
+        result["vcs"].update(other["vcs"])
+        result["runs"].update(other.get("runs", {}))
+        result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
+        result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
+        result["combined_from"].append(Path(path).name)
+        if other["machine"]["date"] not in result["machine"]["date"]:
+            result["machine"]["date"] += f", {other['machine']['date']}"
+    return result
+
+
 def score(result):
     """Rankings and goals, against both measures of a phase's time: `io_time`
     (the slowest process's time inside the calls) and `span` (first start to last end)."""
@@ -489,7 +520,10 @@ def render(result):
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run and its computing between a phase's operations)"
                if "modelled" in kinds(result["rows"]) else "") + ". "
-            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`.")
+            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`."
+            + (f" Rows of {1 + len(result['combined_from'])} runs of one code on one machine, "
+               f"each VC's measured in its own run (`--combine` {', '.join(result['combined_from'])}): "
+               f"the rankings compare times taken hours apart." if result.get("combined_from") else ""))
 
 
 def finish(result, args):
@@ -576,6 +610,8 @@ def main():
     ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
     ap.add_argument("--render", metavar="JSON", help="only score and render results already measured "
                     "(e.g. bench/results/accuracy.json) to -o and the README")
+    ap.add_argument("--combine", metavar="JSON,...", help="with --render: the rows of these results "
+                    "too, other VCs measured with the same code, sweep and machine in runs of their own")
     ap.add_argument("--repredict", metavar="WORKDIR", help="with --render: predict every row again from "
                     "the models and profiles a --keep run left in WORKDIR (after a change to predict)")
     ap.add_argument("--remeasure", metavar="WORKDIR", help="with --render: analyze every trace a --keep "
@@ -583,6 +619,8 @@ def main():
     args = ap.parse_args()
     if args.render:
         result = json.loads(Path(args.render).read_text())
+        if args.combine:
+            combine(result, args.combine.split(","))
         if args.remeasure:
             remeasure(result, Path(args.remeasure))
         if args.repredict:
