@@ -399,7 +399,12 @@ def combine(result, paths):
     Its VCs must be new to the result, its machine and characterize arguments the
     same; the render says the rows come from several runs."""
     for path in paths:
-        other = json.loads(Path(path).read_text())
+        try:
+            other = json.loads(Path(path).read_text())
+            other["vcs"], other["rows"], other["machine"]["date"], other["characterize"]["args"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit(f"bench/accuracy.py: {path}: not the results of this bench "
+                     f"({type(e).__name__}: {e})")
         same = [vc for vc in other["vcs"] if vc in result["vcs"]]
         if same:
             sys.exit(f"bench/accuracy.py: {path}: VC {', '.join(same)} is already in the results")
@@ -617,6 +622,8 @@ def main():
     ap.add_argument("--remeasure", metavar="WORKDIR", help="with --render: analyze every trace a --keep "
                     "run left in WORKDIR again and measure every row again (after a change to analyze)")
     args = ap.parse_args()
+    if args.combine and not args.render:
+        ap.error("--combine needs --render")
     if args.render:
         result = json.loads(Path(args.render).read_text())
         if args.combine:

@@ -106,7 +106,7 @@ def _offset_note(operation, buffer_offset, placed):
     if buffer_offset < SLOW_BUFFER_OFFSET:
         return head + (f"no point measured so (characterize --buffer-offsets {buffer_offset}), "
                        "aligned ones used")
-    return head + "aligned points used (from 32 B on, as fast as aligned)"
+    return head + f"aligned points used (from {SLOW_BUFFER_OFFSET} B on, as fast as aligned)"
 
 
 class ProfileError(ValueError):
