@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from iomodel.models import rereads
 
-from .profile import MiB, Profile, ProfileError, ops_per_process
+from .profile import MiB, Profile, ProfileError, ops_per_process, size_text
 from .runner import think_time
 
 __all__ = ["predict", "feasibility", "format_prediction", "GB", "MONTH_S", "PredictError"]
@@ -132,6 +132,37 @@ def placement_note(model, cluster, bandwidths=None):
             f"(if characterize could ask the file system where they go), the application's "
             f"may be less so; a replay (--backend builtin) writes the application's file names")
 
+
+
+# GlusterFS's shard translator places shard N of a file by the hash of "GFID.N", and a
+# file's GFID is drawn anew when it is created: which data servers a shared file's
+# shards land on, and so how many servers' links its phases share, is a new draw in
+# every run (docs/accuracy.md, "Where shards go").  With k shards over n servers the
+# load of a server varies by about sqrt((n - 1) / k) of its even share: under 10%
+# from 100 shards a server on, where the note would be noise.
+SHARDS_PER_SERVER_EVEN = 100
+
+
+def shard_note(model, cluster):
+    """A note when shared files span a few shards of a sharded GlusterFS volume on
+    several data servers: their runs differ by where the shards land."""
+    servers = getattr(cluster, "data_servers", 1) or 1
+    stripe = getattr(cluster, "stripe_size", None)
+    if servers < 2 or not stripe or (getattr(cluster, "global_fs", None) or "").lower() != "glusterfs":
+        return None
+    used = {p["file"] for p in model["phases"] if p["weight"]}
+    spans = [(f, -(-f["size"] // stripe)) for f in model["files"]
+             if f["id"] in used and f["access_type"] == "shared" and f.get("size")]
+    spans = [(f, k) for f, k in spans if 2 <= k < SHARDS_PER_SERVER_EVEN * servers]
+    if not spans:
+        return None
+    files = ", ".join(f"{f['name']} ({size_text(f['size'])}, {k} shards)" for f, k in spans[:2])
+    files += ", ..." if len(spans) > 2 else ""
+    return (f"{_name(cluster)} shards files in {size_text(stripe)} pieces over {servers} data "
+            f"servers, each shard where the hash of an identity drawn anew for the file puts "
+            f"it: the shared files {files} may sit on one server in one run and spread in "
+            f"the next, and their phases take longer when their processes share one "
+            f"server's link; the profile's points and a replay draw placements of their own")
 
 def _profile_bandwidth(phase, access_type, profile, ops, fallback):
     """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase."""
@@ -264,6 +295,9 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
     placed = placement_note(model, cluster, bandwidths)
     if placed:
         notes.append(placed)
+    sharded = shard_note(model, cluster)
+    if sharded:
+        notes.append(sharded)
 
     io_time = sum(p["time_s"] for p in phases)
     weight = model.get("weight", sum(p["weight"] for p in phases))

@@ -113,7 +113,7 @@ class ProfileError(ValueError):
     """A profile that cannot be read, or cannot answer a question (no point at all)."""
 
 
-def _size(n):
+def size_text(n):
     """Bytes as the paper writes them (MB = MiB), exact bytes in brackets when not whole."""
     if n >= MiB:
         return f"{n / MiB:.4g} MiB"
@@ -395,21 +395,21 @@ def _view_ratio(views, contiguous, np, rs, piece):
         if b:
             by_piece.setdefault(r["piece"], []).append({**r, "bandwidth_Bps": b / r["bandwidth_Bps"]})
     if not by_piece:
-        return None, (f"a view of pieces of {_size(piece)}: no view point measured "
+        return None, (f"a view of pieces of {size_text(piece)}: no view point measured "
                       "(characterize --pieces), predicted as contiguous")
     pieces = sorted(by_piece)
     at = {p: _lookup_ratio(by_piece[p], np, rs) for p in pieces}
     if piece <= pieces[0] or piece >= pieces[-1]:
         near = pieces[0] if piece <= pieces[0] else pieces[-1]
         ratio = at[near]
-        how = "measured piece" if piece == near else f"nearest measured piece {_size(near)}"
+        how = "measured piece" if piece == near else f"nearest measured piece {size_text(near)}"
     else:
         lo = max(p for p in pieces if p < piece)
         hi = min(p for p in pieces if p > piece)
         f = (math.log(piece) - math.log(lo)) / (math.log(hi) - math.log(lo))
         ratio = at[lo] + f * (at[hi] - at[lo])
-        how = f"interpolated between pieces {_size(lo)} and {_size(hi)}"
-    return ratio, f"a view of pieces of {_size(piece)}: time x {ratio:.3g} ({how})"
+        how = f"interpolated between pieces {size_text(lo)} and {size_text(hi)}"
+    return ratio, f"a view of pieces of {size_text(piece)}: time x {ratio:.3g} ({how})"
 
 
 def _lookup_ratio(points, np, rs):
@@ -460,16 +460,16 @@ def _in_rs(sizes, rs):
     pts = sorted((s, sum(b) / len(b)) for s, b in sizes.items())
     if rs in sizes:
         return dict(pts)[rs], "measured"
-    measured = f"(measured {_size(pts[0][0])}..{_size(pts[-1][0])})"
+    measured = f"(measured {size_text(pts[0][0])}..{size_text(pts[-1][0])})"
     if rs > pts[-1][0]:
-        return pts[-1][1], f"extrapolated: nearest measured rs {_size(pts[-1][0])} {measured}"
+        return pts[-1][1], f"extrapolated: nearest measured rs {size_text(pts[-1][0])} {measured}"
     if rs < pts[0][0]:
         return _below_smallest(pts, rs, measured)
     for (s0, b0), (s1, b1) in zip(pts, pts[1:]):
         if s0 < rs < s1:
             f = (math.log(rs) - math.log(s0)) / (math.log(s1) - math.log(s0))
             return math.exp(math.log(b0) + f * (math.log(b1) - math.log(b0))), \
-                f"interpolated (log-log) in rs between {_size(s0)} and {_size(s1)}"
+                f"interpolated (log-log) in rs between {size_text(s0)} and {size_text(s1)}"
     raise AssertionError("unreachable")
 
 
@@ -485,12 +485,12 @@ def _below_smallest(pts, rs, measured):
     s0, b0 = pts[0]
     t0 = s0 / b0
     if len(pts) < 2:
-        return b0, f"extrapolated: the bandwidth of the only measured rs {_size(s0)}"
+        return b0, f"extrapolated: the bandwidth of the only measured rs {size_text(s0)}"
     s1, b1 = pts[1]
     slope = (s1 / b1 - t0) / (s1 - s0)
     t = min(t0, max(t0 * rs / s0, t0 + slope * (rs - s0)))
-    return rs / t, (f"extrapolated: time per op affine in rs through {_size(s0)} and {_size(s1)}, "
-                    f"between the bandwidth and the time of one op of {_size(s0)} {measured}")
+    return rs / t, (f"extrapolated: time per op affine in rs through {size_text(s0)} and {size_text(s1)}, "
+                    f"between the bandwidth and the time of one op of {size_text(s0)} {measured}")
 
 
 def summary(profile):
@@ -519,5 +519,5 @@ def format_summary(profile):
     lines = [f"{'operation':<9} {'access':<7} {'peak MiB/s':>11} {'at rs':>11} {'np':>5}  {'kind':<18} points"]
     for r in rows:
         lines.append(f"{r['operation']:<9} {r['access_type']:<7} {r['peak_Bps'] / MiB:>11.1f} "
-                     f"{_size(r['rs']):>11} {r['np']:>5}  {_coll(r['collective']):<18} {r['points']}")
+                     f"{size_text(r['rs']):>11} {r['np']:>5}  {_coll(r['collective']):<18} {r['points']}")
     return "\n".join(lines)

@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 
-from conftest import EXAMPLES, IOMODEL, PROGRAMS, Run, mpirun, rank_events
+import pytest
+from conftest import EXAMPLES, IOMODEL, PROGRAMS, ROOT, Run, mpirun, rank_events
 
 sys.path.insert(0, str(PROGRAMS))
 import expected_models as em  # noqa: E402  (only to cross-check the LCG below)
@@ -213,6 +214,35 @@ def test_random_io_model(traced):
     data = (run.data_dir / "random.dat").read_bytes()
     assert data == b"".join(content(r, k, T) for r in range(NP) for k in range(N))
 
+
+
+@pytest.mark.parametrize("count", [256, 64])
+def test_random_io_shards_on_the_sharded_gluster_vc(traced, count):
+    """random_io at 2 ranks, T = 16 KiB: random.dat holds 2 * count * 16384 B,
+    8 MiB at count 256 and 2 MiB at 64.  The two-server Gluster VC
+    (testbed/testbed-gluster2.yaml: GlusterFS, 2 data servers, shards of 4 MB =
+    4194304 B) holds 8 MiB in 2 shards, which land apart or together by a draw
+    per file: the note names the file; 2 MiB is one shard: no note.  Neither the
+    one-server VC nor VC 4 (PVFS2, which stripes round robin) gets one."""
+    from replay.cluster import load_cluster
+    from replay.predict import shard_note
+    model = model_of(traced("random_io", 2, 16384, count))
+    (f,) = model["files"]
+    assert (os.path.basename(f["name"]), f["access_type"], f["size"]) == \
+        ("random.dat", "shared", 2 * count * 16384)
+    testbed = ROOT / "testbed"
+    note = shard_note(model, load_cluster(testbed / "testbed-gluster2.yaml"))
+    if count == 256:
+        assert note == (
+            "testbed-gluster2 shards files in 4 MiB pieces over 2 data servers, each shard "
+            "where the hash of an identity drawn anew for the file puts it: the shared files "
+            f"{f['name']} (8 MiB, 2 shards) may sit on one server in one run and spread in the "
+            "next, and their phases take longer when their processes share one server's "
+            "link; the profile's points and a replay draw placements of their own")
+    else:
+        assert note is None
+    assert shard_note(model, load_cluster(testbed / "testbed-gluster.yaml")) is None
+    assert shard_note(model, load_cluster(ROOT / "replay" / "clusters" / "vc4.yaml")) is None
 
 # ----------------------------------------------------------------- py_io
 
