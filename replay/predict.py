@@ -133,7 +133,6 @@ def placement_note(model, cluster, bandwidths=None):
             f"may be less so; a replay (--backend builtin) writes the application's file names")
 
 
-
 # GlusterFS's shard translator places shard N of a file by the hash of "GFID.N", and a
 # file's GFID is drawn anew when it is created: which data servers a shared file's
 # shards land on, and so how many servers' links its phases share, is a new draw in
@@ -163,6 +162,7 @@ def shard_note(model, cluster):
             f"it: the shared files {files} may sit on one server in one run and spread in "
             f"the next, and their phases take longer when their processes share one "
             f"server's link; the profile's points and a replay draw placements of their own")
+
 
 def _profile_bandwidth(phase, access_type, profile, ops, fallback):
     """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase."""
