@@ -350,9 +350,16 @@ def _phases(ops, b, mixed, calls=None):
     phase_sorted = np.repeat(np.arange(nph), count)
     phase_of = np.empty(nb, np.int64)
     phase_of[order] = phase_sorted
+    edges = _order_edges(b, phase_of, nph)       # from the bursts in rank order
+    del phase_of
+    _sort_in_place(b, order)                      # from here on, by phase then rank
+    inverse = np.empty(nb, np.int64)
+    inverse[order] = np.arange(nb)
+    mixed = {int(inverse[k]): v for k, v in mixed.items()}
+    del order, inverse
 
     def s(f):
-        return b[f][order]
+        return b[f]
 
     def lo(x):
         return np.minimum.reduceat(x, head)
@@ -396,18 +403,33 @@ def _phases(ops, b, mixed, calls=None):
     del d, inside, stride, multi, off0
     agg["busy"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
-    groups = {g: b[g][order[head]].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
+    groups = {g: b[g][head].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
     out = []
     for p in range(nph):
-        sel = order[head[p]: head[p] + count[p]]
+        sel = np.arange(head[p], head[p] + count[p])
         out.append(_phase(ops, b, p, sel, cols, groups, mixed))
     # number the phases: in the order every process met them, then by first start
-    edges = _order_edges(b, phase_of, nph)
     position = _phase_order(out, edges)
     for i, p in enumerate(out):
         p["id"] = position[i] + 1
     out.sort(key=lambda p: p["id"])
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
+
+
+def _sort_in_place(b, order):
+    """Each column of the bursts `b` permuted by `order`, through one scratch
+    array per item size: a fresh array per column would be memory the system
+    must hand over (and zero) anew, a large share of the analysis of a large
+    trace (bench/analyzer_bench.py)."""
+    scratch = {}
+    for f, col in b.items():
+        tmp = scratch.get(col.dtype.itemsize)
+        if tmp is None or len(tmp) != len(col):
+            tmp = np.empty(len(col), col.dtype)
+        tmp = tmp.view(col.dtype)
+        np.take(col, order, out=tmp)
+        b[f] = tmp
+        scratch[col.dtype.itemsize] = col.view(np.dtype(f"V{col.dtype.itemsize}"))
 
 
 def _burst_key(b, nroutines):
