@@ -75,6 +75,17 @@ PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
             "random_io": ROOT / "examples" / "random_io.c"}
 
 
+# The Open MPI settings of every run here (applications, profiles, replays).
+# yield_when_idle: a rank waiting in MPI yields its core, which the VC's storage
+# daemons (throttlefs, Gluster's client and servers) share with the ranks here.
+# pml ob1: the point-to-point layer Open MPI selects here anyway; named, each launch
+# skips probing the cm layer's network transports first (0.3 s of MPI_Init, which
+# over a VC's 2000 profile launches is 10 minutes; no run's I/O changes).
+MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ob1"}
+# what runs 8 to 31 set, before a results file recorded it
+EARLIER_MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
 def mpirun(np):
     return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(np)]
 
@@ -393,6 +404,22 @@ def repredict(result, work):
     return result
 
 
+def mpi_env_of_vc(result):
+    """{VC: the Open MPI settings its runs had}."""
+    return result.get("mpi_env_of_vc") or {vc: result.get("mpi_env", EARLIER_MPI_ENV)
+                                            for vc in result["vcs"]}
+
+
+def mpi_env_text(result):
+    """The Open MPI settings of the runs, per VC when they differ."""
+    groups = {}
+    for vc, env in mpi_env_of_vc(result).items():
+        groups.setdefault(" ".join(f"{k}={v}" for k, v in sorted(env.items())), []).append(vc)
+    if len(groups) == 1:
+        return f"`{next(iter(groups))}`"
+    return "; ".join(f"`{env}` ({', '.join(vcs)})" for env, vcs in groups.items())
+
+
 def combine(result, paths):
     """Another run's rows beside this one's: the same code and sweep on other VCs,
     run apart (e.g. one VC a run when a four-VC run does not fit in a sitting).
@@ -417,6 +444,7 @@ def combine(result, paths):
         if (other.get("np"), other.get("repeat")) != (result.get("np"), result.get("repeat")):
             sys.exit(f"bench/accuracy.py: {path}: another --np or --repeat")
         result.setdefault("combined_from", [])
+        result["mpi_env_of_vc"] = {**mpi_env_of_vc(result), **mpi_env_of_vc(other)}
         result["rows"] += other["rows"]
         result["vcs"].update(other["vcs"])
         result["runs"].update(other.get("runs", {}))
@@ -525,7 +553,8 @@ def render(result):
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run and its computing between a phase's operations)"
                if "modelled" in kinds(result["rows"]) else "") + ". "
-            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`."
+            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
+            f"Open MPI settings of every run: {mpi_env_text(result)}."
             + (f" Rows of {1 + len(result['combined_from'])} runs of one code on one machine, "
                f"each VC's measured in its own run (`--combine` {', '.join(result['combined_from'])}): "
                f"the rankings compare times taken hours apart." if result.get("combined_from") else ""))
@@ -635,10 +664,7 @@ def main():
         return finish(result, args)
     if os.geteuid() != 0:
         sys.exit("bench/accuracy.py needs root (loop device, network namespace, FUSE)")
-    # yield_when_idle: a rank waiting in MPI yields its core, which the VC's storage
-    # daemons (throttlefs, Gluster's client and servers) share with the ranks here
-    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_mpi_yield_when_idle": "1"}
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", **MPI_ENV}
     if args.resume:      # what a stopped bench recorded is reused, the rest measured
         work = Path(args.resume)
         if not (work / "log.txt").is_file():
@@ -757,6 +783,7 @@ def main():
     result = {"machine": mach, "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
                                        for vc in vcs},
               "characterize": {"args": char_args(args.np, args.repeat), **profiles},
+              "mpi_env": MPI_ENV,
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
                                   "process's time inside the phase's I/O calls; of a collective phase, its calls "
                                   "each from the last process's entry to the last one's exit), summed; measured_span_s: "

@@ -13,9 +13,12 @@ EXAMPLES = ROOT / "examples"
 SHARED = ROOT.parent / "shared"
 IOMODEL = [sys.executable, "-m", "iomodel"]
 
-# Root may run mpirun here; 4 ranks on 2 cores need oversubscription.
+# Root may run mpirun here; 4 ranks on 2 cores need oversubscription.  pml ob1: the
+# point-to-point layer Open MPI picks on one node anyway, named so that MPI_Init skips
+# probing the cm layer's network transports (0.3 s a launch, bench/accuracy.py).
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+           "OMPI_MCA_pml": "ob1"}
 os.environ.update(MPI_ENV)
 
 
