@@ -421,15 +421,13 @@ def _sort_in_place(b, order):
     array per item size: a fresh array per column would be memory the system
     must hand over (and zero) anew, a large share of the analysis of a large
     trace (bench/analyzer_bench.py)."""
-    scratch = {}
+    scratch = {}                       # item size -> a spent column's memory (every column has len(order) rows)
     for f, col in b.items():
-        tmp = scratch.get(col.dtype.itemsize)
-        if tmp is None or len(tmp) != len(col):
-            tmp = np.empty(len(col), col.dtype)
-        tmp = tmp.view(col.dtype)
+        size = col.dtype.itemsize
+        tmp = scratch[size].view(col.dtype) if size in scratch else np.empty(len(col), col.dtype)
         np.take(col, order, out=tmp)
         b[f] = tmp
-        scratch[col.dtype.itemsize] = col.view(np.dtype(f"V{col.dtype.itemsize}"))
+        scratch[size] = col.view(np.dtype(f"V{size}"))
 
 
 def _burst_key(b, nroutines):

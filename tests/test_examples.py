@@ -215,7 +215,6 @@ def test_random_io_model(traced):
     assert data == b"".join(content(r, k, T) for r in range(NP) for k in range(N))
 
 
-
 @pytest.mark.parametrize("count", [256, 64])
 def test_random_io_shards_on_the_sharded_gluster_vc(traced, count):
     """random_io at 2 ranks, T = 16 KiB: random.dat holds 2 * count * 16384 B,
@@ -243,6 +242,7 @@ def test_random_io_shards_on_the_sharded_gluster_vc(traced, count):
         assert note is None
     assert shard_note(model, load_cluster(testbed / "testbed-gluster.yaml")) is None
     assert shard_note(model, load_cluster(ROOT / "replay" / "clusters" / "vc4.yaml")) is None
+
 
 # ----------------------------------------------------------------- py_io
 
