@@ -97,8 +97,8 @@ def char_args(np, repeat):
     return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", f"1,{np}", "--ops", "write,read,reread",
             "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
             # pieces of 128 KiB too: a FUSE client sends at most 128 KiB per request, and on
-            # the Gluster VCs views of smaller pieces cost 0.9 to 1.1 times contiguous
-            # transfers while pieces from 128 KiB on cost the same (docs/accuracy.md,
+            # the Gluster VCs views of smaller pieces cost 0.9 to 1.15 times contiguous
+            # transfers while pieces from 128 KiB on cost about the same (docs/accuracy.md,
             # "Views of pieces on Gluster"): the factor steps there, between 64k and 256k
             "--pieces", "16k,64k,128k,256k,1m", "--repeat", str(repeat),
             # reads and rereads into buffers 16 B past a page too, where malloc puts the

@@ -399,10 +399,11 @@ def _view_ratio(views, contiguous, np, rs, piece):
                       "(characterize --pieces), predicted as contiguous")
     pieces = sorted(by_piece)
     at = {p: _lookup_ratio(by_piece[p], np, rs) for p in pieces}
-    if piece <= pieces[0] or piece >= pieces[-1]:
-        near = pieces[0] if piece <= pieces[0] else pieces[-1]
-        ratio = at[near]
-        how = "measured piece" if piece == near else f"nearest measured piece {size_text(near)}"
+    if piece in at:
+        ratio, how = at[piece], "measured piece"
+    elif piece < pieces[0] or piece > pieces[-1]:
+        near = pieces[0] if piece < pieces[0] else pieces[-1]
+        ratio, how = at[near], f"nearest measured piece {size_text(near)}"
     else:
         lo = max(p for p in pieces if p < piece)
         hi = min(p for p in pieces if p > piece)

@@ -499,6 +499,12 @@ def test_a_view_of_pieces_costs_the_measured_ratio():
         pytest.approx(50 * MiB, rel=1e-12)
     assert prof.bandwidth("write", 2, 4 * MiB, "shared", True, piece=2 * MiB)[1].endswith(
         "time x 1.25 (nearest measured piece 1 MiB)")
+    # a piece measured between two others is the measured one, not their interpolation:
+    # 256 KiB pieces at 4 MiB and 125 MiB/s, ratio 1.6 (between them above: 1.625)
+    mid = Profile.from_points([*prof.table.to_pylist(), pt(4 * MiB, 125, 256 * KiB)])
+    bw, note = mid.bandwidth("write", 2, 4 * MiB, "shared", True, piece=256 * KiB)
+    assert bw == pytest.approx(125 * MiB, rel=1e-12)
+    assert note == "measured; a view of pieces of 256 KiB: time x 1.6 (measured piece)"
     # no view point of that kind (independent): as contiguous, and the note says so
     bw, note = prof.bandwidth("write", 2, MiB, "shared", False, piece=64 * KiB)
     assert bw == 100 * MiB and note.endswith(
