@@ -482,7 +482,8 @@ def build_parser():
                     help="passes over the whole sweep, each point once per pass, its time the "
                     "median of the passes (a slow stretch of the cluster then slows one repetition "
                     "of a point, not all); one-operation points at least 9 times over all passes (IOR -i within a pass)")
-    ch.add_argument("--timeout", type=float, metavar="S")
+    ch.add_argument("--timeout", type=float, metavar="S",
+                    help="give up a run after S seconds (a failed point; the sweep goes on)")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")
     ch.add_argument("--profile", metavar="FILE", help="where to write the profile (default DIR/profile.parquet)")
     ch.set_defaults(func=cmd_characterize)
