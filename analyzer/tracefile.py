@@ -18,6 +18,8 @@ VERSIONS = (1, 2)               # and reads 1 (no buffer records) too
 HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 CHUNK_MAGIC = 0x4B4E4843
+# a tick counter's plausible period: from 1 THz to 100 kHz
+MIN_NS_PER_TICK, MAX_NS_PER_TICK = 1e-3, 1e4
 CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
 META = struct.Struct("<IIQ")
 META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER = 1, 2, 3, 4, 5, 6
@@ -220,6 +222,12 @@ def read_rank_file(path):
         t, n = max(pairs, key=lambda p: abs(p[0] - tick0))
         dt = int(t) - int(tick0)
         rt.ns_per_tick = (int(n) - int(mono0)) / dt if dt else 1.0
+        # the header has no checksum: a damaged time zero shows as a counter no
+        # machine has (the x86 TSC ticks at 0.2 to 5 GHz)
+        if not MIN_NS_PER_TICK <= rt.ns_per_tick <= MAX_NS_PER_TICK:
+            raise TraceError(path, 40, f"corrupt header: its time zero ({int(tick0)} ticks, "
+                             f"{int(mono0)} ns) and the clock pair ({int(t)} ticks, {int(n)} ns) "
+                             f"give {rt.ns_per_tick:.3g} ns per tick, not a clock's rate")
     scale = rt.ns_per_tick * 1e-9
     rt.events = events
     rt.records = len(records)

@@ -126,12 +126,14 @@ def test_nonblocking_and_split_collectives_complete_at_wait(traced):
     trace = traced("nonblocking", NP).trace()
     check_against_expected(trace, "nonblocking", NP)
     ev = trace.events.to_pylist()
-    for e in ev:
-        if e["data"] and e["nonblocking"]:
-            done = ev[[i for i, x in enumerate(ev) if x["rank"] == e["rank"]
-                       and x["seq"] == e["request"]][0]]
-            # the I/O interval ends at the completion, not at the post
-            assert e["t_complete"] == done["t_end"] >= e["t_end"]
+    posts = [e for e in ev if e["data"] and e["nonblocking"]]
+    # per rank: iwrite_at, iwrite_at_all, iread_at, the two _begin calls, iread
+    assert len(posts) == 6 * NP
+    for e in posts:
+        done = ev[[i for i, x in enumerate(ev) if x["rank"] == e["rank"]
+                   and x["seq"] == e["request"]][0]]
+        # the I/O interval ends at the completion, not at the post
+        assert e["t_complete"] == done["t_end"] >= e["t_end"]
 
 
 def test_individual_and_shared_file_pointers(traced):
