@@ -515,8 +515,11 @@ def nonblocking_model(np):
               for op, routine, coll, size, step in spec]
     files = {"nb.dat": file_facts("nb.dat", "shared", P, "inout", P * (2048 + 1024 + 512),
                                   P * (2048 + 256 + 256), P * (3072 + 512), "sequential")}
+    # every data call is nonblocking or split (the _end calls and waits move no data):
+    # explicit offsets and the individual pointer, collective and independent
     return model(P, 8, phases, files, singletons(6), {r: list(range(1, 7)) for r in range(P)},
-                 None, counts=[])
+                 features(explicit=True, individual=True, nonblocking=True, collective=True,
+                          independent=True), counts=[])
 
 
 # --------------------------------------------------------------------------
