@@ -295,8 +295,10 @@ def test_compare_local_with_the_papers_vcs(model, local_vc, tmp_path):
     res = json.loads(p.stdout)
     names = {"local", "vc1", "vc2", "vc3", "vc4"}
     assert set(res["predictions"]) == names
-    assert set(res["by_time"]) | {x["vc"] for x in res["infeasible"]} | \
-        {x["vc"] for x in res.get("unavailable", [])} == names
+    # the model (4 processes, 96 KiB a phase) fits every VC, and each has
+    # bandwidths for it (the paper's VCs their shipped points, local its replay)
+    assert res["infeasible"] == [] and not res.get("unavailable")
+    assert sorted(res["by_time"]) == sorted(names)
     for name in ("cost.png", "perf_cost.png"):
         assert (tmp_path / "fig" / name).read_bytes()[:4] == b"\x89PNG"
 
