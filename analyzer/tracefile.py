@@ -223,8 +223,11 @@ def read_rank_file(path):
         dt = int(t) - int(tick0)
         rt.ns_per_tick = (int(n) - int(mono0)) / dt if dt else 1.0
         # the header has no checksum: a damaged time zero shows as a counter no
-        # machine has (the x86 TSC ticks at 0.2 to 5 GHz)
-        if not MIN_NS_PER_TICK <= rt.ns_per_tick <= MAX_NS_PER_TICK:
+        # machine has (the x86 TSC ticks at 0.2 to 5 GHz); a pair within a
+        # microsecond of time zero is too close to tell the rate, only its sign
+        span_ns = abs(int(n) - int(mono0))
+        if rt.ns_per_tick < 0 or (span_ns >= 1000 and
+                                  not MIN_NS_PER_TICK <= rt.ns_per_tick <= MAX_NS_PER_TICK):
             raise TraceError(path, 40, f"corrupt header: its time zero ({int(tick0)} ticks, "
                              f"{int(mono0)} ns) and the clock pair ({int(t)} ticks, {int(n)} ns) "
                              f"give {rt.ns_per_tick:.3g} ns per tick, not a clock's rate")
