@@ -325,15 +325,18 @@ def test_a_file_that_is_not_a_trace(tmp_path, content):
     assert "Traceback" not in trace_info("--partial", d).stderr
 
 
-def test_garbage_in_a_header_field_is_an_error_not_a_traceback(basic_copy):
-    # Header bytes 40..47 are the u64 tick origin (docs/trace-format.md);
-    # flipping its top byte makes it >= 2**63.  Magic, version and chunks
-    # are intact and the header has no checksum, but the clock pairs then
-    # give a negative tick period: one clean error naming the file and the
-    # field's offset, and --partial reads the other three ranks.
+@pytest.mark.parametrize("byte", [47, 54])
+def test_garbage_in_a_header_field_is_an_error_not_a_traceback(basic_copy, byte):
+    # Header bytes 40..47 are the u64 tick origin, 48..55 the monotonic ns at
+    # time zero (docs/trace-format.md). Flipping byte 47 makes the origin >=
+    # 2**63; flipping byte 54 moves time zero by about 2**48 ns (3 days) in a
+    # run of a second.  Magic, version and chunks are intact and the header
+    # has no checksum, but the clock pairs then give a negative tick period or
+    # one far above 10,000 ns: one clean error naming the file and the time
+    # zero's offset, and --partial reads the other three ranks.
     path = basic_copy / "rank-000002.iot"
     data = bytearray(path.read_bytes())
-    data[47] ^= 0xFF
+    data[byte] ^= 0xFF
     path.write_bytes(bytes(data))
     line = assert_one_clean_error_line(trace_info(basic_copy), str(path), "at byte 40",
                                        "corrupt header", "ns per tick")
