@@ -7,6 +7,7 @@ event sequence) stops the parse at that chunk: what came before is kept in
 the result and the damage is described by a TraceError naming the file and
 the byte offset.
 """
+import signal
 import struct
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER = 1, 2
 OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")
 END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize"}
+END_SIGNAL = 3                           # how = 3 | signal number << 8
 
 RECORD_DTYPE = np.dtype([
     ("op", "u1"), ("flags", "u1"), ("slot", "<u2"), ("lclock", "<u4"),
@@ -149,6 +151,16 @@ def _fold_extensions(recs):
     return cols
 
 
+def _ended_by(how):
+    """The end chunk's `how` as words: the call or the signal that ended the rank."""
+    if how & 0xFF == END_SIGNAL and how >> 8:
+        try:
+            return f"signal {signal.Signals(how >> 8).name}"
+        except ValueError:
+            return f"signal {how >> 8}"
+    return END_HOW.get(how, f"end code {how}")
+
+
 def read_rank_file(path):
     """Read one rank's trace.  Raises TraceError (with .partial) on damage."""
     with open(path, "rb") as f:
@@ -207,7 +219,7 @@ def read_rank_file(path):
                 break
         elif ctype == CHUNK_END:
             events_total, how, lclock = struct.unpack_from("<QII", body)
-            rt.end, rt.final_lclock = END_HOW.get(how, f"end code {how}"), lclock
+            rt.end, rt.final_lclock = _ended_by(how), lclock
         else:
             error = (pos, f"corrupt: unknown chunk type {ctype}")
             break

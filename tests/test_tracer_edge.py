@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from conftest import IOMODEL, PROGRAMS, final_lclocks, mpirun, program_command, rank_events
+from conftest import (IOMODEL, PROGRAMS, final_lclocks, mpirun, program_command, rank_events,
+                      recorded, stopped_by_mpirun)
 
 sys.path.insert(0, str(PROGRAMS))
 import expected  # noqa: E402
@@ -30,13 +31,6 @@ MPI_THREAD_MULTIPLE = 3  # Open MPI's mpi.h: SINGLE 0, FUNNELED 1, SERIALIZED 2,
 
 
 # ------------------------------------------------------------------ helpers
-
-def recorded(e):
-    """(routine, file, absolute offset, bytes) of an event; offset and bytes
-    only for data accesses."""
-    return (e["routine"], e["file"], e["abs_offset"] if e["data"] else None,
-            e["bytes"] if e["data"] else None)
-
 
 def chunks(path):
     """The chunks of a trace file: dicts offset, type, payload_len, count, first."""
@@ -136,7 +130,7 @@ def test_threads_writing_concurrently_are_all_recorded(traced, buffer_bytes):
 def test_abort_flushes_the_aborting_rank(traced):
     run = traced("aborts", NP, check=False)
     assert run.proc.returncode != 0
-    trace = run.trace(partial=True)  # the killed ranks may have nothing but a header
+    trace = run.trace(partial=True)  # mpirun's SIGKILL may cut a rank's last write short
     ranks = {r["rank"]: r for r in trace.ranks.to_pylist()}
     assert sorted(ranks) == list(range(NP))
     per_rank = rank_events(trace)
@@ -149,15 +143,70 @@ def test_abort_flushes_the_aborting_rank(traced):
     assert [recorded(e) + (e["lclock"],) for e in evs] == want
     assert evs[-1]["routine"] == "MPI_Abort" and evs[-1]["lclock"] == 1
     assert final_lclocks(trace)[ab] == 1
+    # mpirun stops the others with SIGTERM in their second barrier: each writes
+    # out its buffer, so every event up to the first barrier is there, unless
+    # mpirun's SIGKILL came first (its 1 MiB buffer had never been flushed)
     for rank in range(NP):
         if rank == ab:
             continue
-        assert ranks[rank]["ended_by"] not in ("MPI_Finalize", "MPI_Abort")
         got = [recorded(e) + (e["lclock"],) for e in per_rank.get(rank, [])]
-        assert got == expected.aborts_recorded(NP, rank)[:len(got)], rank
+        assert stopped_by_mpirun(ranks[rank], got, expected.aborts_recorded(NP, rank), 0), rank
     # every rank's writes were done (the barrier) before the abort
     for rank in range(NP):
         assert (run.data_dir / f"abort.{rank}.dat").read_bytes() == expected.aborts_file_bytes(rank)
+
+
+def test_stop_signal_ends_the_trace_and_the_run_as_untraced(build_dir, tmp_path):
+    """killed.c term: rank 0 raises SIGTERM after its 1000 writes: it writes
+    out its buffer (4096 bytes: flushed 7 times before) and ends its trace
+    with the signal, and mpirun ends as it does untraced.  mpirun stops the
+    others with SIGTERM, then SIGKILL (stopped_by_mpirun)."""
+    def run(traced_run):
+        data = tmp_path / ("traced" if traced_run else "plain")
+        data.mkdir()
+        cmd = mpirun(NP, *program_command(build_dir, "killed"), data, "term")
+        if traced_run:
+            cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "IOMODEL_BUFFER_BYTES": "4096"})
+        return p.returncode, data
+    plain, _ = run(False)
+    traced_rc, _ = run(True)
+    assert plain != 0 and traced_rc == plain
+    from iomodel.analyzer import Trace
+    trace = Trace(tmp_path / "trace", partial=True)  # mpirun's SIGKILL may cut a write short
+    ranks = trace.ranks.to_pylist()
+    events = rank_events(trace)
+    assert ranks[0]["ended_by"] == "signal SIGTERM" and ranks[0]["damage"] is None
+    assert [recorded(e) for e in events[0]] == expected.killed_recorded(0, closed=False)
+    for rank in range(1, NP):
+        got = [recorded(e) for e in events[rank]]
+        assert stopped_by_mpirun(ranks[rank], got, expected.killed_recorded(rank, closed=True), 896), rank
+
+
+def test_stop_signal_leaves_the_applications_own_handler_alone(build_dir, tmp_path):
+    """killed.c own: every rank installs its own SIGTERM handler before
+    MPI_Init (it creates killed.<rank>.handled and calls _exit(5)).  The tracer
+    does not take the signal over: rank 0's handler runs when it raises the
+    signal, traced as untraced, and no trace ends with the signal (the
+    handler's _exit skips the tracer's exit handler too)."""
+    def run(traced_run):
+        data = tmp_path / ("traced" if traced_run else "plain")
+        data.mkdir()
+        cmd = mpirun(NP, *program_command(build_dir, "killed"), data, "own")
+        if traced_run:
+            cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        return p.returncode, sorted(x.name for x in data.glob("*.handled"))
+    plain = run(False)
+    traced_run = run(True)
+    # rank 0's handler runs (it raised the signal itself); the others' when
+    # the scheduler runs them before mpirun's SIGKILL (stopped_by_mpirun)
+    assert plain[0] == traced_run[0] != 0
+    for got in (plain[1], traced_run[1]):
+        assert got[0] == "killed.0.handled" and set(got) <= {f"killed.{r}.handled" for r in range(NP)}
+    from iomodel.analyzer import Trace
+    assert Trace(tmp_path / "trace").ranks["ended_by"].to_pylist() == [None] * NP
 
 
 # -------------------------------------------------------- 3. damaged traces

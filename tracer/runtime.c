@@ -4,7 +4,8 @@
  * Every rank writes <dir>/rank-NNNNNN.iot: a header, then chunks of events
  * (fixed 32-byte records) and of metadata (opens, views, buffers, ...), each chunk
  * written whole when its fixed-size buffer fills, at MPI_Finalize, at
- * MPI_Abort and at exit.  docs/trace-format.md is the reference. */
+ * MPI_Abort, at exit and on a signal that stops the job (SIGTERM and the
+ * like).  docs/trace-format.md is the reference. */
 #define _GNU_SOURCE
 #include "runtime.h"
 
@@ -12,10 +13,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +36,7 @@ extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3 };
 enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6 };
-enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2 };
+enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2, END_SIGNAL = 3 }; /* END_SIGNAL | signo << 8 */
 
 struct file_header {
     char magic[8];           /* "IOMTRACE" */
@@ -69,8 +72,14 @@ struct meta_header { uint32_t type, len; uint64_t seq; };
 /* ------------------------------------------------------------------ state */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-#define LOCK()   do { if (iom_mt) pthread_mutex_lock(&lock); } while (0)
-#define UNLOCK() do { if (iom_mt) pthread_mutex_unlock(&lock); } while (0)
+/* in_buffers: the buffers are being changed, so a signal handler that
+ * interrupted this must not write them out (the fences keep the compiler
+ * from moving buffer stores outside the mark). */
+static volatile sig_atomic_t in_buffers;
+#define LOCK()   do { if (iom_mt) pthread_mutex_lock(&lock); \
+                      in_buffers = 1; __atomic_signal_fence(__ATOMIC_SEQ_CST); } while (0)
+#define UNLOCK() do { __atomic_signal_fence(__ATOMIC_SEQ_CST); in_buffers = 0; \
+                      if (iom_mt) pthread_mutex_unlock(&lock); } while (0)
 
 static int fd = -1;
 static int my_rank;
@@ -557,6 +566,60 @@ static void finish(int how)
     iom_on = 0;
 }
 
+/* A job stopped from outside (mpirun killing the other ranks after an
+ * MPI_Abort or a failed rank, Slurm at the time limit or scancel, Ctrl-C)
+ * gets one of these, then SIGKILL a while later (Slurm: KillWait, 30 s by
+ * default; Open MPI 4.1: as soon as the first rank has died of it, its
+ * SIGCHLD cutting a one-second wait short).  On the first, the rank writes out what its
+ * buffers hold and ends its trace, then dies of the signal as it would have
+ * untraced: the exit status is the same.  Only signals whose action was the
+ * default are caught, so an application's own handler is left alone. */
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGXCPU};
+static pid_t owner_pid, owner_tid;   /* the process and thread that called MPI_Init */
+
+static void on_stop_signal(int sig)
+{
+    int saved = errno;
+    if (getpid() == owner_pid && !iom_mt && (pid_t)syscall(SYS_gettid) != owner_tid) {
+        /* below MPI_THREAD_MULTIPLE only the thread that called MPI_Init records
+         * (or one at a time): hand the signal to it rather than race it */
+        if (syscall(SYS_tgkill, owner_pid, owner_tid, sig) == 0) {
+            errno = saved;
+            return;
+        }
+    } else if (getpid() == owner_pid && iom_on && !in_buffers &&
+               (!iom_mt || pthread_mutex_trylock(&lock) == 0)) {
+        /* the lock stays held: other threads wait in it while the process ends */
+        finish(END_SIGNAL | sig << 8);
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* pending until the handler returns, then the default action */
+    errno = saved;
+}
+
+static void catch_stop_signals(void)
+{
+    owner_pid = getpid();
+    owner_tid = (pid_t)syscall(SYS_gettid);
+    struct sigaction act;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = on_stop_signal;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+        sigaddset(&act.sa_mask, stop_signals[i]); /* one handler at a time */
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) {
+        struct sigaction old;
+        if (sigaction(stop_signals[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_DFL)
+            sigaction(stop_signals[i], &act, NULL);
+    }
+}
+
 static void at_exit(void)
 {
     LOCK();
@@ -654,6 +717,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     static int registered;
     if (!registered) registered = !atexit(at_exit);
     iom_on = 1;
+    catch_stop_signals();
     iom_depth = 0;
 }
 

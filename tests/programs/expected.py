@@ -864,6 +864,19 @@ def aborts_recorded(np, rank):
     return ev
 
 
+KILLED_N = 1000
+
+
+def killed_recorded(rank, closed):
+    """(routine, file, offset, bytes) of killed.c's events on `rank`: MPI_Init,
+    the open, N writes of 8 bytes at 8 i, and the close if the rank `closed`
+    its file (every rank but 0) before the barrier where the run stops."""
+    f = "killed.%d.dat" % rank
+    ev = [("MPI_Init", None, None, None), ("MPI_File_open", f, None, None)]
+    ev += [("MPI_File_write_at", f, 8 * i, 8) for i in range(KILLED_N)]
+    return ev + ([("MPI_File_close", f, None, None)] if closed else [])
+
+
 def aborts_file_bytes(rank):
     """Content of abort.<rank>.dat: 3 writes of 100 bytes, byte j of write i
     is (rank*7 + i*13 + j) % 251."""
