@@ -429,13 +429,16 @@ def combine(result, paths):
     run apart (e.g. one VC a run when a four-VC run does not fit in a sitting).
     Its VCs must be new to the result, its machine and characterize arguments the
     same; the render says the rows come from several runs."""
-    for path in paths:
+    for spec in paths:
+        path, _, pick = spec.partition("@")      # FILE@VC+VC: only those VCs of that run
         try:
             other = json.loads(Path(path).read_text())
             other["vcs"], other["rows"], other["machine"]["date"], other["characterize"]["args"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             sys.exit(f"bench/accuracy.py: {path}: not the results of this bench "
                      f"({type(e).__name__}: {e})")
+        if pick:
+            other = only_vcs(other, pick.split("+"), path)
         same = [vc for vc in other["vcs"] if vc in result["vcs"]]
         if same:
             sys.exit(f"bench/accuracy.py: {path}: VC {', '.join(same)} is already in the results")
@@ -454,10 +457,29 @@ def combine(result, paths):
         result["runs"].update(other.get("runs", {}))
         result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
         result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
-        result["combined_from"].append(Path(path).name)
+        result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else ""))
         if other["machine"]["date"] not in result["machine"]["date"]:
             result["machine"]["date"] += f", {other['machine']['date']}"
     return result
+
+
+def only_vcs(result, vcs, path):
+    """The rows and characterizations of some of a run's VCs; its wall time is
+    then that of their characterizations alone (the run's other parts are not
+    split by VC)."""
+    missing = [vc for vc in vcs if vc not in result["vcs"]]
+    if missing:
+        sys.exit(f"bench/accuracy.py: {path}: no VC {', '.join(missing)} in it "
+                 f"(it has {', '.join(result['vcs'])})")
+    out = dict(result)
+    out["vcs"] = {vc: v for vc, v in dict(result["vcs"]).items() if vc in vcs} \
+        if isinstance(result["vcs"], dict) else [vc for vc in result["vcs"] if vc in vcs]
+    out["rows"] = [r for r in result["rows"] if r["vc"] in vcs]
+    out["runs"] = {k: v for k, v in result.get("runs", {}).items() if k in vcs}
+    out["characterize"] = {k: v for k, v in result["characterize"].items() if k == "args" or k in vcs}
+    out["wall_s"] = sum(v.get("seconds", 0) for k, v in out["characterize"].items()
+                        if k != "args" and isinstance(v, dict))
+    return out
 
 
 def score(result):
@@ -560,8 +582,8 @@ def render(result):
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
             f"Open MPI settings of every run: {mpi_env_text(result)}."
             + (f" Rows of {1 + len(result['combined_from'])} runs of one code on one machine, "
-               f"each VC's measured in its own run (`--combine` {', '.join(result['combined_from'])}): "
-               f"the rankings compare times taken hours apart." if result.get("combined_from") else ""))
+               f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
+               f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
 
 
 def finish(result, args):
@@ -648,8 +670,9 @@ def main():
     ap.add_argument("-o", default=str(ROOT / "bench" / "results" / "accuracy.json"))
     ap.add_argument("--render", metavar="JSON", help="only score and render results already measured "
                     "(e.g. bench/results/accuracy.json) to -o and the README")
-    ap.add_argument("--combine", metavar="JSON,...", help="with --render: the rows of these results "
-                    "too, other VCs measured with the same code, sweep and machine in runs of their own")
+    ap.add_argument("--combine", metavar="JSON[@VC+VC],...", help="with --render: the rows of these "
+                    "results too (of only the VCs after @), other VCs measured with the same code, "
+                    "sweep and machine in runs of their own")
     ap.add_argument("--repredict", metavar="WORKDIR", help="with --render: predict every row again from "
                     "the models and profiles a --keep run left in WORKDIR (after a change to predict)")
     ap.add_argument("--remeasure", metavar="WORKDIR", help="with --render: analyze every trace a --keep "
