@@ -567,7 +567,7 @@ static void finish(int how)
 }
 
 /* A job stopped from outside (mpirun killing the other ranks after an
- * MPI_Abort or a failed rank, Slurm at the time limit or scancel, Ctrl-C)
+ * MPI_Abort or a failed rank, Slurm at the time limit, Ctrl-C)
  * gets one of these, then SIGKILL a while later (Slurm: KillWait, 30 s by
  * default; Open MPI 4.1: as soon as the first rank has died of it, its
  * SIGCHLD cutting a one-second wait short).  On the first, the rank writes out what its
