@@ -156,22 +156,26 @@ def test_abort_flushes_the_aborting_rank(traced):
         assert (run.data_dir / f"abort.{rank}.dat").read_bytes() == expected.aborts_file_bytes(rank)
 
 
+def killed_run(build_dir, tmp_path, mode, traced, env=None):
+    """killed.c in `mode` under mpirun, traced into tmp_path/trace or not: its
+    exit status and its data directory."""
+    data = tmp_path / ("traced" if traced else "plain")
+    data.mkdir()
+    cmd = mpirun(NP, *program_command(build_dir, "killed"), data, mode)
+    if traced:
+        cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+    return p.returncode, data
+
+
 def test_stop_signal_ends_the_trace_and_the_run_as_untraced(build_dir, tmp_path):
     """killed.c term: rank 0 raises SIGTERM after its 1000 writes: it writes
     out its buffer (4096 bytes: flushed 7 times before) and ends its trace
     with the signal, and mpirun ends as it does untraced.  mpirun stops the
     others with SIGTERM, then SIGKILL (stopped_by_mpirun)."""
-    def run(traced_run):
-        data = tmp_path / ("traced" if traced_run else "plain")
-        data.mkdir()
-        cmd = mpirun(NP, *program_command(build_dir, "killed"), data, "term")
-        if traced_run:
-            cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "IOMODEL_BUFFER_BYTES": "4096"})
-        return p.returncode, data
-    plain, _ = run(False)
-    traced_rc, _ = run(True)
+    small = {"IOMODEL_BUFFER_BYTES": "4096"}
+    plain, _ = killed_run(build_dir, tmp_path, "term", False, small)
+    traced_rc, _ = killed_run(build_dir, tmp_path, "term", True, small)
     assert plain != 0 and traced_rc == plain
     from iomodel.analyzer import Trace
     trace = Trace(tmp_path / "trace", partial=True)  # mpirun's SIGKILL may cut a write short
@@ -190,14 +194,9 @@ def test_stop_signal_leaves_the_applications_own_handler_alone(build_dir, tmp_pa
     does not take the signal over: rank 0's handler runs when it raises the
     signal, traced as untraced, and no trace ends with the signal (the
     handler's _exit skips the tracer's exit handler too)."""
-    def run(traced_run):
-        data = tmp_path / ("traced" if traced_run else "plain")
-        data.mkdir()
-        cmd = mpirun(NP, *program_command(build_dir, "killed"), data, "own")
-        if traced_run:
-            cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        return p.returncode, sorted(x.name for x in data.glob("*.handled"))
+    def run(traced):
+        rc, data = killed_run(build_dir, tmp_path, "own", traced)
+        return rc, sorted(x.name for x in data.glob("*.handled"))
     plain = run(False)
     traced_run = run(True)
     # rank 0's handler runs (it raised the signal itself); the others' when
