@@ -101,9 +101,10 @@ def char_args(np, repeat):
             # transfers while pieces from 128 KiB on cost about the same (docs/accuracy.md,
             # "Views of pieces on Gluster"): the factor steps there, between 64k and 256k
             "--pieces", "16k,64k,128k,256k,1m", "--repeat", str(repeat),
-            # reads and rereads into buffers 16 B past a page too, where malloc puts the
-            # examples' large buffers (btio_like's, fpp_io 256KiBx16's): copies from the
-            # page cache into them are slower (bench/buffer_offset.py)
+            # reads, rereads and independent writes with buffers 16 B past a page too, where
+            # malloc puts the examples' large buffers (btio_like's, fpp_io 256KiBx16's):
+            # copies from the page cache into them are slower (bench/buffer_offset.py), and
+            # through Gluster's FUSE mount each 256 KiB transfer is one request more
             "--buffer-offsets", "16"]
 
 

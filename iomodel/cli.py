@@ -470,11 +470,12 @@ def build_parser():
                     "file view of pieces of these sizes, e.g. 16k,64k,256k (builtin backend): what a "
                     "phase's view costs against contiguous transfers (default: none)")
     ch.add_argument("--buffer-offsets", metavar="B,...",
-                    help="also measure each contiguous read and reread point with the buffer B bytes "
-                    "past a 4 KiB boundary, e.g. 16, where malloc puts a large buffer (builtin "
-                    "backend): for the phases whose buffers sat so (the model's buffer_offset); "
-                    "copies from the page cache into such a buffer can be several times slower "
-                    "(default: none)")
+                    help="also measure each contiguous read, reread and independent write point "
+                    "with the buffer B bytes past a 4 KiB boundary, e.g. 16, where malloc puts a "
+                    "large buffer (builtin backend): for the phases whose buffers sat so (the "
+                    "model's buffer_offset); copies from the page cache into such a buffer can be "
+                    "several times slower, and through FUSE direct I/O its transfers need one more "
+                    "request (default: none)")
     ch.add_argument("--no-one-op", dest="one_op", action="store_false",
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")

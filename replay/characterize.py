@@ -111,11 +111,15 @@ def view_points(points, pieces):
 
 
 def offset_points(points, offsets):
-    """For each contiguous read and reread point: the same with the buffer so many
-    bytes past a 4 KiB boundary (the copies from the page cache are what an
-    unaligned buffer slows; writes, from it, measured alike on the testbed)."""
+    """For each contiguous read, reread and independent write point: the same with
+    the buffer so many bytes past a 4 KiB boundary.  Copies from the page cache
+    into a buffer a few bytes past one are slower; and through FUSE direct I/O
+    (the Gluster VCs) each transfer spans one more page, a 256 KiB write one
+    more request (5% slower at 300 Mbit/s).  Not collective writes: their data
+    reaches the file system from the aggregators' own buffers."""
     return [{**pt, "buffer_offset": b} for pt in points for b in offsets
-            if b and pt["operation"] in ("read", "reread") and not pt.get("piece")]
+            if b and not pt.get("piece") and (pt["operation"] in ("read", "reread")
+                                              or not pt["collective"])]
 
 
 def _spreader(cluster, placed):
@@ -152,8 +156,9 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     sizes of the view points (`view_points`; the builtin backend only: IOR has
     no such view).  job_np: the job of the shared independent points of fewer
     processes (`idle_openers_job`; default the largest np, 0 or 1: none).
-    buffer_offsets: the read and reread points again with the buffer so many bytes
-    past a 4 KiB boundary (`offset_points`; the builtin backend only)."""
+    buffer_offsets: the read, reread and independent write points again with the
+    buffer so many bytes past a 4 KiB boundary (`offset_points`; the builtin
+    backend only)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")

@@ -93,16 +93,45 @@ MiB = 1 << 20
 SLOW_BUFFER_OFFSET = 32
 
 
-def _offset_note(operation, buffer_offset, placed):
-    """What the note says of a phase's buffer offset: the points measured at it,
-    or the aligned ones and whether measuring the offset is worth it (it is for
-    reads a few bytes past a page; `characterize --buffer-offsets` measures only
-    reads and rereads)."""
+def _offset_points(every, operation, buffer_offset, collective):
+    """(contiguous points measured with buffers at the phase's offset, the offset
+    they were measured at), or ([], None).  A write takes the points of the
+    nearest measured offset when its own was not measured: what an unaligned
+    buffer costs a write is the one more page each transfer spans (through FUSE
+    direct I/O, one more request from 128 KiB on: a 256 KiB write from 16 B past
+    a page goes as 131056 + 131072 + 16 bytes), whatever the offset, and through
+    a page cache writes measured alike at every offset.  Only points of the
+    phase's collective flag answer: `characterize` measures writes so only when
+    independent (a collective write's data reaches the file system from the
+    aggregators' buffers)."""
+    placed = [r for r in every if r["buffer_offset"] and r["piece"] is None
+              and (collective is None or r["collective"] == collective)]
+    offsets = {r["buffer_offset"] for r in placed}
+    if buffer_offset in offsets:
+        at = buffer_offset
+    elif operation == "write" and offsets:
+        at = min(offsets, key=lambda o: (abs(o - buffer_offset), o))
+    else:
+        return [], None
+    return [r for r in placed if r["buffer_offset"] == at], at
+
+
+def _offset_note(operation, buffer_offset, at, collective):
+    """What the note says of a phase's buffer offset: the points measured at it
+    (`at`: the offset they were measured at), or the aligned ones and whether
+    measuring the offset is worth it (it is for reads a few bytes past a page,
+    and for independent writes at any offset: `characterize --buffer-offsets`)."""
     head = f"buffers {buffer_offset} B past 4 KiB: "
-    if placed:
+    if at == buffer_offset:
         return head + "points measured so"
+    if at is not None:
+        return head + (f"points measured {at} B past used (a write's transfers each span one "
+                       "more page at any offset)")
     if operation == "write":
-        return None                # aligned write points answer: no offset slows a write
+        if collective:
+            return None            # the aggregators' buffers write it: aligned points answer
+        return head + (f"no write point measured past a page (characterize --buffer-offsets "
+                       f"{buffer_offset}), aligned ones used")
     if buffer_offset < SLOW_BUFFER_OFFSET:
         return head + (f"no point measured so (characterize --buffer-offsets {buffer_offset}), "
                        "aligned ones used")
@@ -288,8 +317,8 @@ class Profile:
         notes = []
         aligned = [r for r in every if not r["buffer_offset"]]
         if buffer_offset:
-            placed = [r for r in every if r["buffer_offset"] == buffer_offset and r["piece"] is None]
-            note = _offset_note(operation, buffer_offset, bool(placed))
+            placed, at = _offset_points(every, operation, buffer_offset, collective)
+            note = _offset_note(operation, buffer_offset, at, collective)
             if note:
                 notes.append(note)
             if placed:

@@ -260,10 +260,10 @@ def test_characterize_views_of_pieces(local_vc, tmp_path):
 
 def test_characterize_buffer_offsets(local_vc, tmp_path):
     """--buffer-offsets 16 with --ops write,read,reread, 64 KiB at np 1, --bytes
-    256k (4 operations), no one-op points: the read and the reread point again
-    with the buffer 16 B past 4 KiB, the write not (copies into the buffer are
-    what its place slows): 5 rows.  IOR cannot place its buffer; 4096 is no
-    offset within 4 KiB."""
+    256k (4 operations), no one-op points, independent: every point again with
+    the buffer 16 B past 4 KiB: 6 rows (a collective write would not be: the
+    aggregators' buffers write its data).  IOR cannot place its buffer; 4096 is
+    no offset within 4 KiB."""
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
             "--np", "1", "--ops", "write,read,reread", "--access", "unique",
@@ -272,10 +272,11 @@ def test_characterize_buffer_offsets(local_vc, tmp_path):
     assert p.returncode == 0, p.stderr
     rows = pq.read_table(out / "profile.parquet").to_pylist()
     assert sorted((r["operation"], r["buffer_offset"] or 0, r["ops_per_process"]) for r in rows) == \
-        [("read", 0, 4), ("read", 16, 4), ("reread", 0, 4), ("reread", 16, 4), ("write", 0, 4)]
+        [("read", 0, 4), ("read", 16, 4), ("reread", 0, 4), ("reread", 16, 4), ("write", 0, 4),
+         ("write", 16, 4)]
     runs = json.loads((out / "results.json").read_text())["runs"].values()
     assert sorted(a for e in runs for a in e["command"] if "bufferOffset" in a) == \
-        ["--iomodel.bufferOffset=16"] * 2
+        ["--iomodel.bufferOffset=16"] * 3
     assert list((tmp_path / "work").iterdir()) == []
     bad = run("characterize", "--vc", local_vc, "--backend", "ior", "--buffer-offsets", "16",
               "-o", tmp_path / "bad")
