@@ -108,6 +108,13 @@ def char_args(np, repeat):
             "--buffer-offsets", "16"]
 
 
+def code_version():
+    """The commit the bench ran (`-dirty` with uncommitted changes), None outside git."""
+    r = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() or None
+
+
 def machine():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
@@ -426,7 +433,7 @@ def mpi_env_text(result):
 
 
 def combine(result, paths):
-    """Another run's rows beside this one's: the same code and sweep on other VCs,
+    """Another run's rows beside this one's: the same sweep on other VCs,
     run apart (e.g. one VC a run when a four-VC run does not fit in a sitting).
     Its VCs must be new to the result, its machine and characterize arguments the
     same; the render says the rows come from several runs."""
@@ -458,7 +465,8 @@ def combine(result, paths):
         result["runs"].update(other.get("runs", {}))
         result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
         result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
-        result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else ""))
+        result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else "")
+                                       + (f" (code {other['code']})" if other.get("code") else ""))
         if other["machine"]["date"] not in result["machine"]["date"]:
             result["machine"]["date"] += f", {other['machine']['date']}"
     return result
@@ -582,7 +590,8 @@ def render(result):
                if "modelled" in kinds(result["rows"]) else "") + ". "
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
             f"Open MPI settings of every run: {mpi_env_text(result)}."
-            + (f" Rows of {1 + len(result['combined_from'])} runs of one code on one machine, "
+            + (f" Code: {result['code']}." if result.get("code") else "")
+            + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep, "
                f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
                f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
 
@@ -808,7 +817,7 @@ def main():
         log.close()
 
     mach = machine()
-    result = {"machine": mach, "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
+    result = {"machine": mach, "code": code_version(), "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
                                        for vc in vcs},
               "characterize": {"args": char_args(args.np, args.repeat), **profiles},
               "mpi_env": MPI_ENV,
