@@ -89,7 +89,7 @@ MiB = 1 << 20
 
 # Below this many bytes past a page, copies from the page cache into a buffer were
 # measured slower than aligned (bench/results/buffer-offset.json: 8 and 16 B); from
-# 32 B on about as fast, and writes (copies out of the buffer) alike at every offset.
+# 32 B on about as fast.  Writes (copies out of the buffer) do not step so (below).
 SLOW_BUFFER_OFFSET = 32
 
 
@@ -99,8 +99,9 @@ def _offset_points(every, operation, buffer_offset, collective):
     nearest measured offset when its own was not measured: what an unaligned
     buffer costs a write is the one more page each transfer spans (through FUSE
     direct I/O, one more request from 128 KiB on: a 256 KiB write from 16 B past
-    a page goes as 131056 + 131072 + 16 bytes), whatever the offset, and through
-    a page cache writes measured alike at every offset.  Only points of the
+    a page goes as 131056 + 131072 + 16 bytes), whatever the offset; the disk
+    VC's writes measured alike at every offset, tmpfs's scattered, at 2064 B
+    as at 16 B (bench/results/buffer-offset.json).  Only points of the
     phase's collective flag answer: `characterize` measures writes so only when
     independent (a collective write's data reaches the file system from the
     aggregators' buffers)."""
