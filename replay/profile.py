@@ -302,7 +302,8 @@ class Profile:
         `piece`: the phase's operations cover pieces of a file view this long
         on average: the time is multiplied by the measured view ratio.
         `buffer_offset`: the phase's buffers sat so many bytes past a 4 KiB
-        boundary: the contiguous points measured at that offset answer, else
+        boundary: the contiguous points measured at that offset answer (a
+        write's: those of the nearest measured offset, `_offset_points`), else
         the aligned ones (the note says which).
         ProfileError when the profile has no point at all for the operation.
         """
