@@ -4,7 +4,7 @@ options of replay/ior.py) and report in one result format (replay/results.py).
 
     ior      IOR 4.x, found on PATH or where the cluster description says;
              never shipped, downloaded or built by iomodel (it is GPLv2)
-    builtin  iomodel_replay, the project's own MPI-IO replayer (replay/replayer.c),
+    builtin  iomodel_replay, the project's own MPI-IO replayer (replay/replayer*.c),
              which accepts the same options and writes the same JSON summary
 """
 import os
