@@ -29,6 +29,8 @@ progress) is recorded too. Errors are (x - measured) / measured.
 Rows go to bench/results/accuracy.json, the table to the README (between the
 <!-- bench:accuracy --> markers). Every VC is stopped at the end, even after an
 error. Needs root (loop device, network namespace, FUSE).
+Scoring and combining results is in bench/accuracy_score.py, the tables in
+bench/accuracy_render.py.
 """
 import argparse
 import datetime
@@ -37,12 +39,14 @@ import os
 import platform
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from accuracy_render import render, to_readme
+from accuracy_score import combine, err, measure_row, record_again, score, worst_error
 
 ROOT = Path(__file__).resolve().parent.parent
 IOMODEL = [str(ROOT / ".venv" / "bin" / "iomodel")]
@@ -53,7 +57,6 @@ MiB = 1 << 20
 # two servers behind 100 Mbit/s links, took 1200 s with one and more than 1800 with three)
 CHAR_TIMEOUT = 1800
 
-# (app, size label, program, args after OUTDIR)
 # (app, size label, program, args after OUTDIR): the issue's five example applications
 # (BT-IO-like, S3D-IO-like, file per process, random access, an mpi4py program), two
 # problem sizes each, NP ranks
@@ -82,8 +85,6 @@ PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
 # skips probing the cm layer's network transports first (0.3 s of MPI_Init, which
 # over a VC's 2000 profile launches is 10 minutes; no run's I/O changes).
 MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ob1"}
-# what runs 8 to 31 set, before a results file recorded it
-EARLIER_MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
 
 
 def mpirun(np):
@@ -250,124 +251,6 @@ def predict(model_path, vc, extra, log):
     return json.loads(p.stdout)
 
 
-def io_time(phase):
-    """A measured phase's I/O time: the model's io_time_s (the slowest process's time
-    inside the phase's I/O calls, Darshan's convention; of a collective phase, its
-    calls each from the last process's entry to the last one's exit), not its span
-    from first start to last end, which counts the computation between the calls too."""
-    return phase["io_time_s"]
-
-
-def err(x, ref):
-    return None if x is None or not ref else (x - ref) / ref
-
-
-def rank(d):
-    """VC names from fastest to slowest."""
-    return [k for k, _ in sorted(d.items(), key=lambda kv: kv[1])]
-
-
-KINDS = {"predicted": "predicted (profile)", "replayed": "replayed",
-         "modelled": "replayed as modelled"}
-
-
-def kinds(rows):
-    """The estimates every row has: predicted, replayed and (runs since the
-    --as-modelled column) modelled."""
-    ok = [r for r in rows if not r.get("error")]
-    return [k for k in KINDS if ok and all(f"{k}_io_time_s" in r for r in ok)]
-
-
-def table(rows):
-    ks = kinds(rows)
-    short = {"predicted": "pred", "replayed": "repl", "modelled": "mod"}
-    out = ["| app | size | VC | MiB | measured s (span) | runs spread | "
-           + " | ".join(f"{KINDS[k].split(' (')[0]} s (err)" for k in ks)
-           + f" | worst phase err {' / '.join(short[k] for k in ks)} | phases |",
-           "|---|---|---|---|---|---|" + "---|" * len(ks) + "---|---|"]
-
-    def pct(e):
-        return "-" if e is None else f"{e * 100:+.0f}%"
-    for r in rows:
-        if r.get("error"):
-            out.append(f"| {r['app']} | {r['size']} | {r['vc']} | | failed: {r['error'][:60]} | |"
-                       + " |" * (len(ks) + 2))
-            continue
-        out.append(f"| {r['app']} | {r['size']} | {r['vc']} | {r['weight_bytes'] / MiB:.2f} | "
-                   f"{r['measured_io_time_s']:.3f} ({r['measured_span_s']:.3f}) | "
-                   f"{'-' if spread(r) is None else f'{spread(r) * 100:.0f}%'} | "
-                   + "".join(f"{r[f'{k}_io_time_s']:.3f} ({pct(r[f'error_{k}'])}) | " for k in ks)
-                   + " / ".join(pct(r[f"worst_phase_error_{k}"]) for k in ks)
-                   + f" | {len(r['phases'])} |")
-    return "\n".join(out)
-
-
-def ranking_lines(rankings):
-    ks = [k for k in KINDS if rankings and all(k in v for v in rankings.values())]
-    out = []
-    for name, v in rankings.items():
-        out.append(f"| {name} | {' < '.join(v['measured'])} | " + " | ".join(
-            f"{' < '.join(v[k])} ({'same' if v[k] == v['measured'] else 'differs'})" for k in ks) + " |")
-    return "\n".join([f"| app, size | measured (fastest first) | {' | '.join(KINDS[k] for k in ks)} |",
-                      "|---|---|" + "---|" * len(ks), *out])
-
-
-def to_readme(text):
-    readme = ROOT / "README.md"
-    s = readme.read_text()
-    a, b = "<!-- bench:accuracy -->", "<!-- /bench:accuracy -->"
-    if a in s and b in s:
-        s = s[:s.index(a) + len(a)] + "\n" + text + "\n" + s[s.index(b):]
-    else:
-        s = s.replace("\n## Layout\n", f"\n## Prediction accuracy\n\n{a}\n{text}\n{b}\n\n## Layout\n", 1)
-    readme.write_text(s)
-
-
-def spread(r):
-    """How far the application's own runs on the VC are apart: (slowest - fastest)
-    of their I/O times / the measured I/O time (the phases' medians summed). No prediction can be closer than its reference is
-    steady; None with fewer than two runs."""
-    runs = r.get("measured_runs_io_time_s") or []
-    return (max(runs) - min(runs)) / r["measured_io_time_s"] if len(runs) > 1 and r["measured_io_time_s"] else None
-
-
-STEADY = 0.05         # a row whose runs agree within this is one the 5% goal can be judged on
-STEADY_PHASE = 0.10   # and a phase whose runs agree within this, the 10% goal
-
-
-def phase_spread(p):
-    """(slowest - fastest) of a phase's measured runs / its median; None with fewer than two."""
-    runs = p.get("measured_runs_s") or []
-    return (max(runs) - min(runs)) / p["measured_s"] if len(runs) > 1 and p["measured_s"] else None
-
-
-def worst_error(phases, k):
-    es = [p[k] for p in phases if p[k] is not None]
-    return max(es, key=abs) if es else None
-
-
-def measure_row(row, runs):
-    """The row's measured times from the models of the application's runs on the
-    VC (per phase the median over the runs), and every estimate's error."""
-    for i, p in enumerate(row["phases"]):
-        times = [io_time(vm["phases"][i]) for vm in runs]
-        p.update(measured_s=statistics.median(times), measured_runs_s=times,
-                 measured_span_s=statistics.median(vm["phases"][i]["duration_s"] for vm in runs))
-        for k in KINDS:
-            if f"{k}_s" in p:
-                p[f"error_{k}"] = err(p[f"{k}_s"], p["measured_s"])
-    measured = sum(p["measured_s"] for p in row["phases"])
-    app = runs[0]["application"]
-    row.update(measured_io_time_s=measured,
-               measured_runs_io_time_s=[sum(io_time(p) for p in vm["phases"]) for vm in runs],
-               measured_span_s=sum(p["measured_span_s"] for p in row["phases"]),
-               measured_app_io_time_s=app["io_time_s"], measured_run_time_s=app.get("run_time_s"))
-    for k in KINDS:
-        if f"{k}_io_time_s" in row:
-            row.update({f"error_{k}": err(row[f"{k}_io_time_s"], measured),
-                        f"worst_phase_error_{k}": worst_error(row["phases"], f"error_{k}")})
-
-
 def remeasure(result, work):
     """Analyze every trace a kept run (--keep) saved in `work` again (after a
     change to the analyzer) and measure every row again from those models."""
@@ -416,186 +299,6 @@ def repredict(result, work):
     return result
 
 
-def mpi_env_of_vc(result):
-    """{VC: the Open MPI settings its runs had}."""
-    return result.get("mpi_env_of_vc") or {vc: result.get("mpi_env", EARLIER_MPI_ENV)
-                                            for vc in result["vcs"]}
-
-
-def mpi_env_text(result):
-    """The Open MPI settings of the runs, per VC when they differ."""
-    groups = {}
-    for vc, env in mpi_env_of_vc(result).items():
-        groups.setdefault(" ".join(f"{k}={v}" for k, v in sorted(env.items())), []).append(vc)
-    if len(groups) == 1:
-        return f"`{next(iter(groups))}`"
-    return "; ".join(f"`{env}` ({', '.join(vcs)})" for env, vcs in groups.items())
-
-
-def combine(result, paths):
-    """Another run's rows beside this one's: the same sweep on other VCs,
-    run apart (e.g. one VC a run when a four-VC run does not fit in a sitting).
-    Its VCs must be new to the result, its machine and characterize arguments the
-    same; the render says the rows come from several runs."""
-    for spec in paths:
-        path, _, pick = spec.partition("@")      # FILE@VC+VC: only those VCs of that run
-        try:
-            other = json.loads(Path(path).read_text())
-            other["vcs"], other["rows"], other["machine"]["date"], other["characterize"]["args"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            sys.exit(f"bench/accuracy.py: {path}: not the results of this bench "
-                     f"({type(e).__name__}: {e})")
-        if pick:
-            other = only_vcs(other, pick.split("+"), path)
-        same = [vc for vc in other["vcs"] if vc in result["vcs"]]
-        if same:
-            sys.exit(f"bench/accuracy.py: {path}: VC {', '.join(same)} is already in the results")
-        for key in ("cpu", "cores", "kernel", "mpi"):
-            if other["machine"].get(key) != result["machine"].get(key):
-                sys.exit(f"bench/accuracy.py: {path}: another machine ({key} "
-                         f"{other['machine'].get(key)!r}, not {result['machine'].get(key)!r})")
-        if other["characterize"]["args"] != result["characterize"]["args"]:
-            sys.exit(f"bench/accuracy.py: {path}: its VCs were characterized with other arguments")
-        if (other.get("np"), other.get("repeat")) != (result.get("np"), result.get("repeat")):
-            sys.exit(f"bench/accuracy.py: {path}: another --np or --repeat")
-        result.setdefault("combined_from", [])
-        result["mpi_env_of_vc"] = {**mpi_env_of_vc(result), **mpi_env_of_vc(other)}
-        result["rows"] += other["rows"]
-        result["vcs"].update(other["vcs"])
-        result["runs"].update(other.get("runs", {}))
-        result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
-        result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
-        result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else "")
-                                       + (f" (code {other['code']})" if other.get("code") else ""))
-        if other["machine"]["date"] not in result["machine"]["date"]:
-            result["machine"]["date"] += f", {other['machine']['date']}"
-    return result
-
-
-def only_vcs(result, vcs, path):
-    """The rows and characterizations of some of a run's VCs; its wall time is
-    then that of their characterizations alone (the run's other parts are not
-    split by VC)."""
-    missing = [vc for vc in vcs if vc not in result["vcs"]]
-    if missing:
-        sys.exit(f"bench/accuracy.py: {path}: no VC {', '.join(missing)} in it "
-                 f"(it has {', '.join(result['vcs'])})")
-    out = dict(result)
-    out["vcs"] = {vc: v for vc, v in dict(result["vcs"]).items() if vc in vcs} \
-        if isinstance(result["vcs"], dict) else [vc for vc in result["vcs"] if vc in vcs]
-    out["rows"] = [r for r in result["rows"] if r["vc"] in vcs]
-    out["runs"] = {k: v for k, v in result.get("runs", {}).items() if k in vcs}
-    out["characterize"] = {k: v for k, v in result["characterize"].items() if k == "args" or k in vcs}
-    out["wall_s"] = sum(v.get("seconds", 0) for k, v in out["characterize"].items()
-                        if k != "args" and isinstance(v, dict))
-    return out
-
-
-def score(result):
-    """Rankings and goals, against both measures of a phase's time: `io_time`
-    (the slowest process's time inside the calls) and `span` (first start to last end)."""
-    rows = [r for r in result["rows"] if not r.get("error")]
-    ks = kinds(rows)
-    refs = {"io_time": ("measured_io_time_s", "measured_s"), "span": ("measured_span_s", "measured_span_s")}
-    result["rankings"], result["goals"] = {}, {}
-    for ref, (total, phase) in refs.items():
-        keys = sorted({(r["app"], r["size"]) for r in rows},
-                      key=lambda k: [(r["app"], r["size"]) for r in result["rows"]].index(k))
-        rankings = {}
-        for app, size in keys:
-            rs = [r for r in rows if (r["app"], r["size"]) == (app, size)]
-            if len(rs) > 1:
-                rankings[f"{app} {size}"] = {
-                    "measured": rank({r["vc"]: r[total] for r in rs}),
-                    **{k: rank({r["vc"]: r[f"{k}_io_time_s"] for r in rs}) for k in ks}}
-        goals = {}
-        steady = [r for r in rows if spread(r) is not None and spread(r) <= STEADY]
-        steady_phases = [p for r in rows for p in r["phases"]
-                         if phase_spread(p) is not None and phase_spread(p) <= STEADY_PHASE]
-        for k in ks:
-            goals[k] = {
-                "steady_rows": len(steady),
-                "steady_total_within_5pct": sum(abs(err(r[f"{k}_io_time_s"], r[total])) <= 0.05
-                                                for r in steady),
-                "rows": len(rows),
-                "total_within_5pct": sum(abs(err(r[f"{k}_io_time_s"], r[total])) <= 0.05 for r in rows),
-                "total_within_10pct": sum(abs(err(r[f"{k}_io_time_s"], r[total])) <= 0.10 for r in rows),
-                "phases": sum(len(r["phases"]) for r in rows),
-                "phases_within_10pct": sum(abs(err(p[f"{k}_s"], p[phase])) <= 0.10
-                                           for r in rows for p in r["phases"]),
-                "steady_phases": len(steady_phases),
-                "steady_phases_within_10pct": sum(abs(err(p[f"{k}_s"], p[phase])) <= 0.10
-                                                  for p in steady_phases),
-                "rankings_same": sum(v[k] == v["measured"] for v in rankings.values()),
-                "rankings": len(rankings)}
-        result["rankings"][ref], result["goals"][ref] = rankings, goals
-    return result
-
-
-def goal_lines(goals):
-    ks = [k for k in KINDS if k in goals]
-    out = [f"| goal | {' | '.join(KINDS[k] for k in ks)} |", "|---|" + "---|" * len(ks)]
-    for label, key, of in (("total within 5%", "total_within_5pct", "rows"),
-                           ("total within 10%", "total_within_10pct", "rows"),
-                           (f"total within 5%, rows whose runs agree within {STEADY:.0%}",
-                            "steady_total_within_5pct", "steady_rows"),
-                           ("phase within 10%", "phases_within_10pct", "phases"),
-                           (f"phase within 10%, phases whose runs agree within {STEADY_PHASE:.0%}",
-                            "steady_phases_within_10pct", "steady_phases"),
-                           ("VC ranking as measured", "rankings_same", "rankings")):
-        if all(key in goals[k] for k in ks):
-            out.append(f"| {label} | " + " | ".join(f"{goals[k][key]} of {goals[k][of]}" for k in ks) + " |")
-    return "\n".join(out)
-
-
-def per_vc_lines(rows):
-    """Per VC, against the time in calls: totals within 5% and 10%, phases within 10%."""
-    rows = [r for r in rows if not r.get("error")]
-    ks = kinds(rows)
-    out = ["| VC | totals within 5% | totals within 10% | phases within 10% |", "|---|---|---|---|"]
-    for vc in dict.fromkeys(r["vc"] for r in rows):
-        rs = [r for r in rows if r["vc"] == vc]
-        ps = [p for r in rs for p in r["phases"]]
-
-        def count(items, key, lim):
-            return " / ".join(str(sum(abs(x[f"error_{k}"]) <= lim for x in items if x[f"error_{k}"] is not None))
-                              for k in key)
-        out.append(f"| {vc} | {count(rs, ks, 0.05)} of {len(rs)} | {count(rs, ks, 0.10)} of {len(rs)} | "
-                   f"{count(ps, ks, 0.10)} of {len(ps)} |")
-    return "\n".join(out)
-
-
-def render(result):
-    mach, rep = result["machine"], result.get("repeat", 1)
-    other = {vc: n for vc, n in result.get("runs", {}).items() if n != rep}
-    others = f" ({', '.join(f'{vc}: {n}' for vc, n in other.items())})" if other else ""
-    vcs_line = "; ".join(f"{k}: {v['limit']}" for k, v in result["vcs"].items())
-    g = result["goals"]
-    return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
-            f"{ranking_lines(result['rankings']['io_time'])}\n\n"
-            f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
-            f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
-            f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
-            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + failed_vc_lines(result)) +
-            f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
-            f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
-            f"Measured: per phase the median over {rep}{others} traced runs of the application on the VC of the "
-            f"slowest process's time inside the phase's I/O calls, of a collective phase its calls each "
-            f"from the last process's entry to the last one's exit (the model's `io_time_s`), summed; span: "
-            f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
-            f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
-            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`{others}"
-            + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
-               "time between the phases of a run and its computing between a phase's operations)"
-               if "modelled" in kinds(result["rows"]) else "") + ". "
-            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
-            f"Open MPI settings of every run: {mpi_env_text(result)}."
-            + (f" Code: {result['code']}." if result.get("code") else "")
-            + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep, "
-               f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
-               f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
-
-
 def finish(result, args):
     score(result)
     Path(args.o).parent.mkdir(parents=True, exist_ok=True)
@@ -604,14 +307,6 @@ def finish(result, args):
     print("\n" + text)
     if not args.no_readme:
         to_readme(text)
-
-
-def record_again(row, again_s, first_s):
-    """A row's prediction from the VC's second profile (--recheck), against the
-    measured time and against the first profile's prediction."""
-    row.update(predicted_again_io_time_s=again_s,
-               error_predicted_again=err(again_s, row["measured_io_time_s"]),
-               predicted_moved=err(again_s, first_s))
 
 
 def recheck(vc, work, char, timeout, homes, rows, profiles, log):
@@ -631,26 +326,6 @@ def recheck(vc, work, char, timeout, homes, rows, profiles, log):
         pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
         record_again(r, pred["io_time_s"], r["predicted_io_time_s"])
     print(f"[{vc.name}] characterized again in {time.monotonic() - t0:.0f} s", flush=True)
-
-
-def failed_vc_lines(result):
-    """One sentence per VC that could not be started or characterized (it has no rows)."""
-    return [f"{vc}: no rows, its start or characterization failed: {v['error'].strip().splitlines()[0][:200]}"
-            for vc, v in result["characterize"].items() if isinstance(v, dict) and v.get("error")]
-
-
-def recheck_lines(rows):
-    """One sentence per rechecked VC: how far its second profile moved the predictions."""
-    out = []
-    for vc in dict.fromkeys(r["vc"] for r in rows if r.get("predicted_moved") is not None):
-        rs = [r for r in rows if r["vc"] == vc and r.get("predicted_moved") is not None]
-        moved = sorted(r["predicted_moved"] for r in rs)
-        within = sum(abs(r["error_predicted_again"]) <= 0.05 for r in rs)
-        out.append(f"{vc} characterized again after its applications ran: its {len(rs)} predicted "
-                   f"totals moved by {moved[0] * 100:+.0f}% to {moved[-1] * 100:+.0f}% "
-                   f"(median {statistics.median(abs(m) for m in moved) * 100:.0f}%); from the second "
-                   f"profile, {within} of {len(rs)} totals are within 5% of the measured.")
-    return out
 
 
 def main():

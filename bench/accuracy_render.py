@@ -1,0 +1,149 @@
+"""The accuracy bench's tables (bench/accuracy.py): rows, VC rankings, goals and
+per-VC counts in Markdown, with the footnote that says how they were measured,
+and the README block between the <!-- bench:accuracy --> markers."""
+import statistics
+from pathlib import Path
+
+from accuracy_score import KINDS, STEADY, STEADY_PHASE, kinds, mpi_env_of_vc, spread
+
+ROOT = Path(__file__).resolve().parent.parent
+MiB = 1 << 20
+
+
+def table(rows):
+    ks = kinds(rows)
+    short = {"predicted": "pred", "replayed": "repl", "modelled": "mod"}
+    out = ["| app | size | VC | MiB | measured s (span) | runs spread | "
+           + " | ".join(f"{KINDS[k].split(' (')[0]} s (err)" for k in ks)
+           + f" | worst phase err {' / '.join(short[k] for k in ks)} | phases |",
+           "|---|---|---|---|---|---|" + "---|" * len(ks) + "---|---|"]
+
+    def pct(e):
+        return "-" if e is None else f"{e * 100:+.0f}%"
+    for r in rows:
+        if r.get("error"):
+            out.append(f"| {r['app']} | {r['size']} | {r['vc']} | | failed: {r['error'][:60]} | |"
+                       + " |" * (len(ks) + 2))
+            continue
+        out.append(f"| {r['app']} | {r['size']} | {r['vc']} | {r['weight_bytes'] / MiB:.2f} | "
+                   f"{r['measured_io_time_s']:.3f} ({r['measured_span_s']:.3f}) | "
+                   f"{'-' if spread(r) is None else f'{spread(r) * 100:.0f}%'} | "
+                   + "".join(f"{r[f'{k}_io_time_s']:.3f} ({pct(r[f'error_{k}'])}) | " for k in ks)
+                   + " / ".join(pct(r[f"worst_phase_error_{k}"]) for k in ks)
+                   + f" | {len(r['phases'])} |")
+    return "\n".join(out)
+
+
+def ranking_lines(rankings):
+    ks = [k for k in KINDS if rankings and all(k in v for v in rankings.values())]
+    out = []
+    for name, v in rankings.items():
+        out.append(f"| {name} | {' < '.join(v['measured'])} | " + " | ".join(
+            f"{' < '.join(v[k])} ({'same' if v[k] == v['measured'] else 'differs'})" for k in ks) + " |")
+    return "\n".join([f"| app, size | measured (fastest first) | {' | '.join(KINDS[k] for k in ks)} |",
+                      "|---|---|" + "---|" * len(ks), *out])
+
+
+def goal_lines(goals):
+    ks = [k for k in KINDS if k in goals]
+    out = [f"| goal | {' | '.join(KINDS[k] for k in ks)} |", "|---|" + "---|" * len(ks)]
+    for label, key, of in (("total within 5%", "total_within_5pct", "rows"),
+                           ("total within 10%", "total_within_10pct", "rows"),
+                           (f"total within 5%, rows whose runs agree within {STEADY:.0%}",
+                            "steady_total_within_5pct", "steady_rows"),
+                           ("phase within 10%", "phases_within_10pct", "phases"),
+                           (f"phase within 10%, phases whose runs agree within {STEADY_PHASE:.0%}",
+                            "steady_phases_within_10pct", "steady_phases"),
+                           ("VC ranking as measured", "rankings_same", "rankings")):
+        if all(key in goals[k] for k in ks):
+            out.append(f"| {label} | " + " | ".join(f"{goals[k][key]} of {goals[k][of]}" for k in ks) + " |")
+    return "\n".join(out)
+
+
+def per_vc_lines(rows):
+    """Per VC, against the time in calls: totals within 5% and 10%, phases within 10%."""
+    rows = [r for r in rows if not r.get("error")]
+    ks = kinds(rows)
+    out = ["| VC | totals within 5% | totals within 10% | phases within 10% |", "|---|---|---|---|"]
+    for vc in dict.fromkeys(r["vc"] for r in rows):
+        rs = [r for r in rows if r["vc"] == vc]
+        ps = [p for r in rs for p in r["phases"]]
+
+        def count(items, key, lim):
+            return " / ".join(str(sum(abs(x[f"error_{k}"]) <= lim for x in items if x[f"error_{k}"] is not None))
+                              for k in key)
+        out.append(f"| {vc} | {count(rs, ks, 0.05)} of {len(rs)} | {count(rs, ks, 0.10)} of {len(rs)} | "
+                   f"{count(ps, ks, 0.10)} of {len(ps)} |")
+    return "\n".join(out)
+
+
+def recheck_lines(rows):
+    """One sentence per rechecked VC: how far its second profile moved the predictions."""
+    out = []
+    for vc in dict.fromkeys(r["vc"] for r in rows if r.get("predicted_moved") is not None):
+        rs = [r for r in rows if r["vc"] == vc and r.get("predicted_moved") is not None]
+        moved = sorted(r["predicted_moved"] for r in rs)
+        within = sum(abs(r["error_predicted_again"]) <= 0.05 for r in rs)
+        out.append(f"{vc} characterized again after its applications ran: its {len(rs)} predicted "
+                   f"totals moved by {moved[0] * 100:+.0f}% to {moved[-1] * 100:+.0f}% "
+                   f"(median {statistics.median(abs(m) for m in moved) * 100:.0f}%); from the second "
+                   f"profile, {within} of {len(rs)} totals are within 5% of the measured.")
+    return out
+
+
+def failed_vc_lines(result):
+    """One sentence per VC that could not be started or characterized (it has no rows)."""
+    return [f"{vc}: no rows, its start or characterization failed: {v['error'].strip().splitlines()[0][:200]}"
+            for vc, v in result["characterize"].items() if isinstance(v, dict) and v.get("error")]
+
+
+def mpi_env_text(result):
+    """The Open MPI settings of the runs, per VC when they differ."""
+    groups = {}
+    for vc, env in mpi_env_of_vc(result).items():
+        groups.setdefault(" ".join(f"{k}={v}" for k, v in sorted(env.items())), []).append(vc)
+    if len(groups) == 1:
+        return f"`{next(iter(groups))}`"
+    return "; ".join(f"`{env}` ({', '.join(vcs)})" for env, vcs in groups.items())
+
+
+def render(result):
+    mach, rep = result["machine"], result.get("repeat", 1)
+    other = {vc: n for vc, n in result.get("runs", {}).items() if n != rep}
+    others = f" ({', '.join(f'{vc}: {n}' for vc, n in other.items())})" if other else ""
+    vcs_line = "; ".join(f"{k}: {v['limit']}" for k, v in result["vcs"].items())
+    g = result["goals"]
+    return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
+            f"{ranking_lines(result['rankings']['io_time'])}\n\n"
+            f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
+            f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
+            f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
+            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + failed_vc_lines(result)) +
+            f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
+            f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
+            f"Measured: per phase the median over {rep}{others} traced runs of the application on the VC of the "
+            f"slowest process's time inside the phase's I/O calls, of a collective phase its calls each "
+            f"from the last process's entry to the last one's exit (the model's `io_time_s`), summed; span: "
+            f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
+            f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
+            f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`{others}"
+            + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
+               "time between the phases of a run and its computing between a phase's operations)"
+               if "modelled" in kinds(result["rows"]) else "") + ". "
+            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
+            f"Open MPI settings of every run: {mpi_env_text(result)}."
+            + (f" Code: {result['code']}." if result.get("code") else "")
+            + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep, "
+               f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
+               f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
+
+
+def to_readme(text):
+    readme = ROOT / "README.md"
+    s = readme.read_text()
+    a, b = "<!-- bench:accuracy -->", "<!-- /bench:accuracy -->"
+    if a in s and b in s:
+        s = s[:s.index(a) + len(a)] + "\n" + text + "\n" + s[s.index(b):]
+    else:
+        s = s.replace("\n## Layout\n", f"\n## Prediction accuracy\n\n{a}\n{text}\n{b}\n\n## Layout\n", 1)
+    readme.write_text(s)
