@@ -289,14 +289,19 @@ def test_py_io_model(tmp_path):
 
 # ----------------------------------------------------------- usage errors
 
-def test_bad_arguments_give_the_usage(build_dir, tmp_path):
+def test_bad_arguments_give_the_usage(build_dir, tmp_path, tmp_path_factory):
     """COUNT (STEPS) 0: the usage on stderr, exit status 2 on every rank, no
     MPI_Abort, no file.  (mpirun takes over a second to report a non-zero
-    status: the three run side by side.)"""
+    status: the three run side by side, each with a session directory of its
+    own: mpiruns started together on one node race to make and remove the
+    shared one, "A call to mkdir was unable to create the desired directory",
+    open-mpi/ompi#8510.)"""
     cmds = {"fpp_io": [build_dir / "fpp_io"], "random_io": [build_dir / "random_io"],
             "py_io": [sys.executable, EXAMPLES / "py_io.py"]}
-    procs = {prog: subprocess.Popen(mpirun(2, *cmd, tmp_path, 4, 0), stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
+    procs = {prog: subprocess.Popen(
+                 mpirun(2, *cmd, tmp_path, 4, 0,
+                        mca=[("orte_tmpdir_base", tmp_path_factory.mktemp(f"session-{prog}"))]),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for prog, cmd in cmds.items()}
     for prog, proc in procs.items():
         _, err = proc.communicate(timeout=60)
