@@ -329,7 +329,7 @@ def cmd_characterize(args):
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
                                      pieces=_sizes(args.pieces) or (), job_np=args.job_np,
-                                     buffer_offsets=offsets, **sweep)
+                                     buffer_offsets=offsets, one_stripe=args.one_stripe, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -476,6 +476,12 @@ def build_parser():
                     "model's buffer_offset); copies from the page cache into such a buffer can be "
                     "several times slower, and through FUSE direct I/O its transfers need one more "
                     "request (default: none)")
+    ch.add_argument("--one-stripe", action="store_true",
+                    help="on a cluster whose file system stripes files over several data servers "
+                    "(its description's io_servers.data and filesystem.stripe_size), also measure "
+                    "each contiguous shared point whose file spans more than a stripe on a file of "
+                    "one stripe: such a file sits on one server, and a shared file no larger is "
+                    "predicted from these points (default: off)")
     ch.add_argument("--no-one-op", dest="one_op", action="store_false",
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")

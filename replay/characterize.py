@@ -32,6 +32,11 @@ def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared
             for op in operations]
 
 
+def sweep_segments(point, target_bytes):
+    """Operations per process of a point moving about target_bytes (1 to 1024)."""
+    return max(1, min(1024, target_bytes // (point["rs"] * point["np"])))
+
+
 def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=None,
                file_cap=None, place=None, job_np=None):
     """The invocation measuring one point (a read gets the write that makes its file;
@@ -45,7 +50,7 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     rs, n = point["rs"], point["np"]
     unique = point["access_type"] == "unique"
     if segments is None:
-        segments = max(1, min(1024, target_bytes // (rs * n)))
+        segments = sweep_segments(point, target_bytes)
         if unique and file_cap and rs <= file_cap:
             segments = min(segments, file_cap // rs)
     piece = point.get("piece")
@@ -122,6 +127,29 @@ def offset_points(points, offsets):
                                               or not pt["collective"])]
 
 
+def one_stripe_segments(point, target_bytes, stripe):
+    """Operations per process of the one-stripe variant of a point (its shared
+    file within `stripe` bytes), or None when it needs none: a view, a unique
+    file, a point whose file fits already, or one whose stripe holds fewer than
+    two operations per process (its one-operation point measures that)."""
+    if point.get("piece") or point["access_type"] != "shared":
+        return None
+    capped = stripe // (point["rs"] * point["np"])
+    return capped if 2 <= capped < sweep_segments(point, target_bytes) else None
+
+
+def stripe_of(cluster):
+    """(stripe bytes, None) of a cluster whose file system stripes files over several
+    data servers, or (None, why not)."""
+    servers = getattr(cluster, "data_servers", 1) or 1
+    stripe = getattr(cluster, "stripe_size", None)
+    if servers < 2:
+        return None, f"{cluster.name} has {servers} data server: every file sits on it"
+    if not stripe:
+        return None, f"{cluster.name}'s description gives no filesystem.stripe_size"
+    return stripe, None
+
+
 def _spreader(cluster, placed):
     """On a cluster of several data servers, place(path, np) -> the name of a
     file-per-process point's files that spreads them evenly over the servers
@@ -147,7 +175,7 @@ def _spreader(cluster, placed):
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
-                 buffer_offsets=(), **sweep):
+                 buffer_offsets=(), one_stripe=False, **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
@@ -158,7 +186,10 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     processes (`idle_openers_job`; default the largest np, 0 or 1: none).
     buffer_offsets: the read, reread and independent write points again with the
     buffer so many bytes past a 4 KiB boundary (`offset_points`; the builtin
-    backend only)."""
+    backend only).  one_stripe: on a cluster of several data servers that
+    stripes files (its stripe_size), also measure each contiguous shared point
+    whose file spans more than a stripe on a file of one stripe
+    (`one_stripe_segments`): such a file sits on one server (profile.py)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
@@ -183,11 +214,20 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread,
               job_np=job_np)
     workdir, dpc = getattr(cluster, "workdir", "."), getattr(cluster, "defeat_page_cache", False)
+    stripe = None
+    if one_stripe:
+        stripe, why = stripe_of(cluster)
+        if stripe is None:
+            print(f"--one-stripe: {why}; no one-stripe points", file=progress)
     for pt in points + view_points(points, pieces) + offset_points(points, buffer_offsets):
         inv = invocation(pt, workdir, target_bytes, dpc, **kw)
         runs.append((pt, inv))
         if one_op and inv.segments > 1 and not pt.get("piece"):
             runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
+        capped = stripe and one_stripe_segments(pt, target_bytes, stripe)
+        if capped:
+            runs.append(({**pt, "file_cap": stripe},
+                         invocation(pt, workdir, target_bytes, dpc, segments=capped, **kw)))
     # --repeat N: N passes over the whole sweep, each point once per pass, rather than
     # N repetitions back to back: a slow stretch of the cluster (on Gluster, one
     # sweep's 256 KiB writes at 17 MiB/s, its 64 KiB and 1 MiB ones at 26 MiB/s)
@@ -204,6 +244,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                     f"rs {pt['rs']} B x {inv.segments}"
                     + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
                     + (f" buffer +{pt['buffer_offset']} B" if pt.get("buffer_offset") else "")
+                    + (f" on one stripe of {pt['file_cap']} B" if pt.get("file_cap") else "")
                     + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
             entry = state.done(key)
             if entry is None:

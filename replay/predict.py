@@ -164,14 +164,15 @@ def shard_note(model, cluster):
             f"server's link; the profile's points and a replay draw placements of their own")
 
 
-def _profile_bandwidth(phase, access_type, profile, ops, fallback):
-    """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase."""
+def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None):
+    """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase;
+    file_size: its shared file's bytes (for the profile's one-stripe points)."""
     op = phase["operation"]
     # a shared file's view: its pieces, for the profile's view ratio
     piece = phase["offsets"].get("piece") if access_type == "shared" and \
         phase["offsets"].get("contiguous") is False else None
     args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
-            ops_per_process(phase), piece, phase.get("buffer_offset"))
+            ops_per_process(phase), piece, phase.get("buffer_offset"), file_size)
     if rereads(phase):
         if "reread" in ops:
             bw, note = profile.bandwidth("reread", *args)
@@ -235,7 +236,7 @@ def _computing_between(phase, profile, op, args, bw):
                              f"{t_op * 1e6:.1f} us (np 1: {note1})")
 
 
-def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
+def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, file_size=None):
     """(Bps, note) for one phase."""
     if bandwidths is not None:
         bw = _replayed(phase, bandwidths)
@@ -245,7 +246,7 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback):
             return float(bw), "measured by replay"
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
-    bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback)
+    bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size)
     between = _computing_between(phase, profile, op, args, bw)
     if between is None:
         return bw, note
@@ -275,7 +276,9 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
             bw, note = None, "no data moved"
         else:
             try:
-                bw, note = _phase_bandwidth(p, at, profile, ops, bandwidths, fallback)
+                f = files[p["file"]]     # a shared file's bytes: its extent where known
+                bw, note = _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
+                                            (f.get("extent") or f.get("size")) if at == "shared" else None)
             except ProfileError as e:
                 raise PredictError(f"{_name(cluster)}: phase {p['id']} ({p['operation']}): {e}") from None
         t = p["weight"] / bw if bw else 0.0

@@ -20,6 +20,9 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
     buffer_offset  int64    the transfer buffer sat this many bytes past a 4 KiB
                             boundary (iomodel_replay's --iomodel.bufferOffset);
                             null: page-aligned, as IOR's
+    file_cap       int64    the measurement's file was kept within this many bytes,
+                            one stripe of the file system (characterize
+                            --one-stripe); null: the sweep's volume
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
@@ -60,6 +63,16 @@ AMD EPYC two processes rereading 16 x 256 KiB each from ext4's page cache took
 Points measured at that offset (`iomodel characterize --buffer-offsets`)
 answer for such a phase; without them the aligned points do, and the note says
 so.
+
+A shared file no larger than one stripe of a file system that stripes files
+over several data servers sits on one of them, where the sweep's larger files
+spread over several: on the two-server Gluster VC a 2 MiB file's 16 KiB writes
+took 3.25 ms against 3.04 ms for the sweep's 16 MiB file (each write is a WRITE
+to its shard's server plus a size update to the first shard's: one link, or
+two; docs/accuracy.md, "Where shards go").  Points measured on files of one
+stripe (`file_cap`, `iomodel characterize --one-stripe`) answer for a shared
+file no larger (`file_size`), each in place of the sweep's point of its kind;
+for larger files and file-per-process phases they are left out.
 """
 import math
 from pathlib import Path
@@ -80,6 +93,7 @@ SCHEMA = pa.schema([
     ("ops_per_process", pa.int64()),
     ("piece", pa.int64()),
     ("buffer_offset", pa.int64()),
+    ("file_cap", pa.int64()),
 ])
 
 OPERATIONS = ("write", "read", "reread")   # reread: read back through the write's open
@@ -196,8 +210,12 @@ def _point(p, i):
     if boff is not None and (isinstance(boff, bool) or not isinstance(boff, int) or
                              not 0 <= boff <= 4095):
         raise ProfileError(f"bandwidth point {i}: buffer_offset must be 0 to 4095 bytes, got {boff!r}")
+    cap = get("file_cap", default=None)
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise ProfileError(f"bandwidth point {i}: file_cap must be an integer number of bytes >= 1, "
+                           f"got {cap!r}")
     return (op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops, piece,
-            boff or None)
+            boff or None, cap)
 
 
 class Profile:
@@ -206,7 +224,7 @@ class Profile:
     def __init__(self, table=None):
         if table is None:
             table = SCHEMA.empty_table()
-        for name in ("ops_per_process", "piece", "buffer_offset"):  # profiles written before them
+        for name in ("ops_per_process", "piece", "buffer_offset", "file_cap"):  # profiles before them
             if name not in table.column_names:
                 table = table.append_column(name, pa.nulls(table.num_rows, pa.int64()))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
@@ -283,7 +301,7 @@ class Profile:
     # -- the question ---------------------------------------------------------------
 
     def bandwidth(self, operation, np, rs, access_type="shared", collective=None, ops=None,
-                  piece=None, buffer_offset=None):
+                  piece=None, buffer_offset=None, file_size=None):
         """BW_CH (B/s) for `np` processes each moving `rs` bytes per operation,
         and a note saying how it was obtained.
 
@@ -305,6 +323,9 @@ class Profile:
         boundary: the contiguous points measured at that offset answer (a
         write's: those of the nearest measured offset, `_offset_points`), else
         the aligned ones (the note says which).
+        `file_size`: the bytes of the phase's shared file: when no more than the
+        `file_cap` of points measured on one stripe, those answer in place of
+        the sweep's points of their kind (`_one_stripe`); else they are left out.
         ProfileError when the profile has no point at all for the operation.
         """
         if operation not in OPERATIONS:
@@ -329,9 +350,9 @@ class Profile:
                 every = aligned or every
         else:
             every = aligned or every
-        rows = [r for r in every if r["piece"] is None]
+        rows = _one_stripe([r for r in every if r["piece"] is None], file_size, notes)
         # a view's ratio is against the aligned contiguous points it was measured beside
-        plain = [r for r in aligned if r["piece"] is None]
+        plain = [r for r in aligned if r["piece"] is None and not r["file_cap"]]
         if not rows:       # e.g. the profile of a replay whose phases all went through views
             notes.append(f"only {operation} points through views of pieces: used as they are")
             return self._contiguous(self._match(every, access_type, collective, notes), np, rs, ops,
@@ -407,6 +428,31 @@ class Profile:
                     notes.append(note)
                 return cand
         raise AssertionError("unreachable: rows is not empty")
+
+
+def _kind(r):
+    """What a one-stripe point stands in for: the sweep's point of the same
+    access, collective flag, np, size, buffer offset and one operation or many."""
+    return (r["access_type"], r["collective"], r["np"], r["transfer_size"], r["buffer_offset"],
+            r["ops_per_process"] == 1)
+
+
+def _one_stripe(rows, file_size, notes):
+    """Contiguous rows for a phase on a file of `file_size` bytes (None: not one
+    shared file): the points measured on one stripe (`file_cap`) in place of the
+    sweep's points of their kind when the file fits in it, else without them."""
+    capped = [r for r in rows if r["file_cap"]]
+    if not capped:
+        return rows
+    rest = [r for r in rows if not r["file_cap"]]
+    fit = [r for r in capped if file_size is not None and file_size <= r["file_cap"]]
+    if not fit:
+        return rest
+    have = {_kind(r) for r in fit}
+    notes.append(f"a shared file of {size_text(file_size)}, within one stripe: points measured "
+                 f"on files of one stripe ({size_text(max(r['file_cap'] for r in fit))}) used "
+                 "where measured")
+    return fit + [r for r in rest if _kind(r) not in have]
 
 
 def _view_ratio(views, contiguous, np, rs, piece):
@@ -531,8 +577,8 @@ def summary(profile):
     peak_Bps, rs, np, collective, source, points (how many points)."""
     best = {}
     for r in profile.rows():
-        if r["piece"] is not None or r["buffer_offset"]:   # a view's, an unaligned buffer's:
-            continue                                          # not a peak of its kind
+        if r["piece"] is not None or r["buffer_offset"] or r["file_cap"]:
+            continue              # a view's, an unaligned buffer's, one stripe's: not a peak of its kind
         key = (r["operation"], r["access_type"])
         b = best.setdefault(key, {"operation": key[0], "access_type": key[1], "peak_Bps": -1.0, "points": 0})
         b["points"] += 1

@@ -517,6 +517,43 @@ def test_a_view_of_pieces_costs_the_measured_ratio():
     assert summary(prof)[0]["peak_Bps"] == 200 * MiB      # views are no peak
 
 
+def test_one_stripe_points_answer_for_a_shared_file_that_fits():
+    """Independent shared 16 KiB writes, np 2.  The sweep's points: 8 ops per process
+    at 8 MiB/s (a 256 KiB file), one op at 4 MiB/s.  One-stripe points (file_cap
+    64 KiB): 2 ops per process at 6 MiB/s, and the same 16 B past a page at 5 MiB/s.
+    A file within 64 KiB takes the capped point for its kind and keeps the sweep's
+    one-op point; a larger file, a unique one, or none given: the sweep's points.
+    With ops 2, t(2) = a + 2b meets the capped point's own time (b from it and the
+    one-op point), so its bandwidth comes back exactly."""
+    KiB = 1024
+    def pt(ops, bw, cap=None, boff=None):
+        return {"operation": "write", "access_type": "shared", "collective": False, "np": 2,
+                "rs": 16 * KiB, "ops_per_process": ops, "bw_Bps": bw * MiB, "file_cap": cap,
+                "buffer_offset": boff}
+    prof = Profile.from_points([pt(8, 8), pt(1, 4), pt(2, 6, 64 * KiB), pt(2, 5, 64 * KiB, 16)])
+    bw, note = prof.bandwidth("write", 2, 16 * KiB, "shared", False, 2, file_size=64 * KiB)
+    assert bw == pytest.approx(6 * MiB, rel=1e-12)
+    assert note.startswith("a shared file of 64 KiB, within one stripe: points measured on files "
+                           "of one stripe (64 KiB) used where measured; 2 ops per process")
+    # t_one = 32 KiB / 4 MiB/s = 7812.5 us; the sweep's long point: t = 256 KiB / 8 MiB/s,
+    # b = (31250 - 7812.5) / 7 us; at 2 ops: a + 2b = 7812.5 + b
+    b = (31250 - 7812.5) / 7
+    for size in (64 * KiB + 1, None):
+        bw, note = prof.bandwidth("write", 2, 16 * KiB, "shared", False, 2, file_size=size)
+        assert bw == pytest.approx(2 * 32 * KiB / ((7812.5 + b) * 1e-6), rel=1e-12)
+        assert "stripe" not in note
+    bw, _ = prof.bandwidth("write", 2, 16 * KiB, "unique", False, 2)
+    assert "stripe" not in _
+    # buffers 16 B past a page: the capped point measured so
+    bw, note = prof.bandwidth("write", 2, 16 * KiB, "shared", False, 2, buffer_offset=16,
+                              file_size=32 * KiB)
+    assert bw == pytest.approx(5 * MiB, rel=1e-12)
+    assert note.startswith("buffers 16 B past 4 KiB: points measured so; a shared file of 32 KiB")
+    assert summary(prof)[0]["peak_Bps"] == 8 * MiB           # one-stripe points are no peak
+    with pytest.raises(ProfileError, match="bandwidth point 0: file_cap"):
+        Profile.from_points([pt(2, 6, 0)])
+
+
 def test_bad_points_are_refused():
     for bad, what in (({"operation": "append"}, "operation"), ({"np": 0}, "np"), ({"rs": -1}, "rs"),
                       ({"bw_Bps": 0}, "bandwidth"), ({"access_type": "both"}, "access_type"),

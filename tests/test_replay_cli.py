@@ -287,6 +287,39 @@ def test_characterize_buffer_offsets(local_vc, tmp_path):
         "--buffer-offsets 4096: expected bytes from 0 to 4095, got '4096'" in bad.stderr
 
 
+def test_characterize_one_stripe(local_vc, tmp_path):
+    """--one-stripe on a description of 2 data servers striping by 64 KiB, independent
+    shared writes of 16k and 64k at np 1 and 2, --bytes 256k.  The sweep's files are
+    256 KiB: 16k np 1 x 16 ops, 16k np 2 x 8, 64k np 1 x 4, 64k np 2 x 2.  Within
+    64 KiB: 16k np 1 x 4 ops, 16k np 2 x 2; 64k np 1 would be 1 op (its one-op point
+    measures that), 64k np 2 none.  So 4 long + 4 one-op + 2 one-stripe rows.  On one
+    data server every file sits on it: the option says so and measures none."""
+    vc = tmp_path / "striped.yaml"
+    vc.write_text(local_vc.read_text().replace("io_servers: {data: 1,", "io_servers: {data: 2,")
+                  .replace("stripe_size: null", "stripe_size: 64k"))
+    out = tmp_path / "ch"
+    args = ("--backend", "builtin", "--sizes", "16k,64k", "--np", "1,2", "--ops", "write",
+            "--access", "shared", "--collective", "independent", "--bytes", "256k", "--one-stripe")
+    p = run("characterize", "--vc", vc, *args, "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    assert sorted((r["np"], r["transfer_size"], r["ops_per_process"], r["file_cap"]) for r in rows) == \
+        [(1, 16384, 1, None), (1, 16384, 4, 65536), (1, 16384, 16, None), (1, 65536, 1, None),
+         (1, 65536, 4, None), (2, 16384, 1, None), (2, 16384, 2, 65536), (2, 16384, 8, None),
+         (2, 65536, 1, None), (2, 65536, 2, None)]
+    assert p.stderr.count("on one stripe of 65536 B") == 2
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    capped = sorted((e["np"], e["command"][e["command"].index("-s") + 1]) for e in runs
+                    if e["point"].get("file_cap"))
+    assert capped == [(1, "4"), (2, "2")]
+    assert list((tmp_path / "work").iterdir()) == []
+    one = run("characterize", "--vc", local_vc, *args, "-o", tmp_path / "one")
+    assert one.returncode == 0, one.stderr
+    assert "--one-stripe: local has 1 data server: every file sits on it; no one-stripe points" \
+        in one.stderr
+    assert len(pq.read_table(tmp_path / "one" / "profile.parquet")) == 8
+
+
 def test_compare_local_with_the_papers_vcs(model, local_vc, tmp_path):
     out = tmp_path / "replay"
     assert run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out).returncode == 0
