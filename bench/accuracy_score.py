@@ -6,6 +6,8 @@ import statistics
 import sys
 from pathlib import Path
 
+import yaml
+
 # what runs 8 to 31 set, before a results file recorded it
 EARLIER_MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
 KINDS = {"predicted": "predicted (profile)", "replayed": "replayed",
@@ -128,6 +130,30 @@ def score(result):
     return result
 
 
+def _data_servers(vc):
+    """A VC's data servers, from the cluster description the run kept."""
+    try:
+        return int((yaml.safe_load(vc["yaml"]).get("io_servers") or {}).get("data") or 1)
+    except (KeyError, TypeError, ValueError, yaml.YAMLError):
+        return None
+
+
+def same_sweep(result, other):
+    """The characterize arguments two runs' VCs share, or None.  `--one-stripe`
+    measures nothing on a VC of one data server (it says so and goes on), so a
+    run without it on such VCs had the sweep it would have had with it."""
+    a, b = result["characterize"]["args"], other["characterize"]["args"]
+    if a == b:
+        return a
+    flag = "--one-stripe"
+    if [x for x in a if x != flag] != [x for x in b if x != flag]:
+        return None
+    without = result if flag not in a else other
+    if any(_data_servers(vc) != 1 for vc in without["vcs"].values()):
+        return None
+    return a if flag in a else b
+
+
 def combine(result, paths):
     """Another run's rows beside this one's: the same sweep on other VCs,
     run apart (e.g. one VC a run when a four-VC run does not fit in a sitting).
@@ -150,8 +176,10 @@ def combine(result, paths):
             if other["machine"].get(key) != result["machine"].get(key):
                 sys.exit(f"bench/accuracy.py: {path}: another machine ({key} "
                          f"{other['machine'].get(key)!r}, not {result['machine'].get(key)!r})")
-        if other["characterize"]["args"] != result["characterize"]["args"]:
+        args = same_sweep(result, other)
+        if args is None:
             sys.exit(f"bench/accuracy.py: {path}: its VCs were characterized with other arguments")
+        result["characterize"]["args"] = args
         if (other.get("np"), other.get("repeat")) != (result.get("np"), result.get("repeat")):
             sys.exit(f"bench/accuracy.py: {path}: another --np or --repeat")
         result.setdefault("combined_from", [])
