@@ -46,6 +46,15 @@ def routine_traits(name):
                 split=data and name.endswith("_begin"))
 
 
+# The events table's columns before their Arrow types (`Trace._tables`): each
+# holds what the rank files and the linking give, in the type it is stored in.
+EVENT_COLUMNS = {"rank": np.int32, "seq": np.int64, "routine": np.int32, "open_id": np.int64,
+                 "file_id": np.int32, "flags": np.uint8, "lclock": np.uint32, "offset": np.int64,
+                 "bytes": np.int64, "t_start": np.float64, "t_end": np.float64, "request": np.int64,
+                 "t_complete": np.float64, "abs_offset": np.int64, "abs_end": np.int64,
+                 "resolved": bool, "pieces": np.int32, "buffer_offset": np.int16}
+
+
 class Trace:
     def __init__(self, path, partial=False, lazy=False):
         self.path = Path(path)
@@ -244,16 +253,17 @@ class Trace:
         rows, paths = self._opens
         pid = {p: i for i, p in enumerate(paths)}
         names = self._routines[0]
-        cols = {k: [] for k in ("rank", "seq", "routine", "open_id", "file_id", "flags", "lclock",
-                                "offset", "bytes", "t_start", "t_end", "request", "t_complete",
-                                "abs_offset", "abs_end", "resolved", "pieces", "buffer_offset")}
+        # each column filled in place, rank after rank: concatenating per-rank arrays
+        # held both them and the result (a trace's events twice over) at the end
+        n_all = sum(len(l.data) for l in self._links)
+        c = {k: np.empty(n_all, t) for k, t in EVENT_COLUMNS.items()}
         ext = {k: [] for k in ("rank", "seq", "file_id", "offset", "length")}
-        open_base = 0
+        open_base = at = 0
         for l in self._links:
             r, n = l.raw, len(l.data)
             abs_off, abs_end, resolved, pieces, (w, o, ln) = resolve_rank(l)
             file_of_open = np.array([pid[x["path"]] for x in r.opens] + [-1], np.int32)
-            for k, v in (("rank", np.full(n, r.rank, np.int32)), ("seq", np.arange(n)),
+            for k, v in (("rank", r.rank), ("seq", np.arange(n)),
                          ("routine", l.routine), ("open_id", np.where(l.open_idx >= 0, l.open_idx + open_base, -1)),
                          ("file_id", file_of_open[l.open_idx]), ("flags", r.events["flags"]),
                          ("lclock", r.events["lclock"]), ("offset", r.events["offset"]),
@@ -261,14 +271,14 @@ class Trace:
                          ("request", l.request), ("t_complete", l.t_complete),
                          ("abs_offset", abs_off), ("abs_end", abs_end), ("resolved", resolved),
                          ("pieces", pieces), ("buffer_offset", buffer_offsets(r.buffers, n))):
-                cols[k].append(v)
+                c[k][at:at + n] = v
             for k, v in (("rank", np.full(len(w), r.rank, np.int32)), ("seq", w),
                          ("file_id", file_of_open[l.open_idx[w]]), ("offset", o), ("length", ln)):
                 ext[k].append(v)
             open_base += len(r.opens)
-        c = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
-        rid = c["routine"].astype(np.int32)
-        flags = c["flags"].astype(np.uint8)
+            at += n
+        rid = c["routine"]
+        flags = c["flags"]
         completion = (flags & F_COMPLETE) != 0
         trait = {k: self._trait(k)[rid] for k in ("data", "write", "read", "collective", "nonblocking", "split")}
         events = pa.table({
@@ -295,7 +305,7 @@ class Trace:
             "t_complete": pa.array(c["t_complete"], pa.float64()),
             "abs_offset": pa.array(c["abs_offset"], pa.int64()),
             "abs_end": pa.array(c["abs_end"], pa.int64()),
-            "resolved": pa.array(c["resolved"].astype(bool)),
+            "resolved": pa.array(c["resolved"]),
             "pieces": pa.array(c["pieces"], pa.int32()),
             # where the call's buffer sat within 4 KiB (null: not a data access, or a
             # version-1 trace, which did not record it)
