@@ -14,7 +14,8 @@ sweep, np 1 and --np, each point also with one operation per process, and the sh
 points of --np also through views of pieces; every point --repeat times, the median). Then for each
 (app, size) below it traces the application once on tmpfs (the home cluster),
 analyzes it, and for every VC: predicts offline from the VC's profile
-(predicted_io_time_s), predicts from a replay of the model on the VC
+(predicted_io_time_s; on the Gluster VCs, with rereads read from the servers instead
+of the client's cache too: predicted_uncached_io_time_s), predicts from a replay of the model on the VC
 (replayed_io_time_s, IOR-style repetitions), and runs the application itself
 --repeat times on the VC under the tracer (tmpfs: --tmpfs-runs times, the Gluster VCs:
 --gluster-runs times, and their replays as many repetitions), its data directory on
@@ -281,6 +282,13 @@ def remeasure(result, work):
     return result
 
 
+def uncached(pred_phase):
+    """A reread phase's prediction read from the servers instead (predict's
+    time_uncached_s), where predict gives one."""
+    t = pred_phase.get("time_uncached_s")
+    return {} if t is None else {"predicted_uncached_s": t}
+
+
 def repredict(result, work):
     """Predict every row again from what a kept run (--keep) saved in `work`: the
     home model and the VC's description and profile (predictions need no run)."""
@@ -295,13 +303,14 @@ def repredict(result, work):
         pred = json.loads(p.stdout)
         for ph, pp in zip(r["phases"], pred["phases"]):
             ph.update(predicted_s=pp["time_s"], error_predicted=err(pp["time_s"], ph["measured_s"]),
-                      predict_note=pp.get("note"))
+                      predict_note=pp.get("note"), **uncached(pp))
         again = work / f"char-{r['vc']}-again" / "profile.parquet"
         if again.exists():
             p2 = json.loads(sh([*IOMODEL, "predict", work / f"{key}.home.json", "--vc", yaml, "--profile",
                                 f"{name}={again}", "--json"], os.environ).stdout)
             record_again(r, p2["io_time_s"], pred["io_time_s"])
         r.update(predicted_io_time_s=pred["io_time_s"],
+                 predicted_uncached_io_time_s=pred.get("io_time_uncached_s"),
                  error_predicted=err(pred["io_time_s"], r["measured_io_time_s"]),
                  worst_phase_error_predicted=worst_error(r["phases"], "error_predicted"),
                  predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
@@ -480,9 +489,11 @@ def main():
                             phases.append({"id": hp["id"], "operation": hp["operation"], "np": hp["np"],
                                            "rs": hp["rs"], "rep": hp["rep"], "weight": hp["weight"],
                                            "predicted_s": pp["time_s"], "replayed_s": rp["time_s"],
-                                           "modelled_s": mp["time_s"], "predict_note": pp.get("note")})
+                                           "modelled_s": mp["time_s"], "predict_note": pp.get("note"),
+                                           **uncached(pp)})
                         vm, wall = runs[0]
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
+                                   predicted_uncached_io_time_s=pred.get("io_time_uncached_s"),
                                    modelled_io_time_s=modl["io_time_s"], measured_wall_s=wall, phases=phases,
                                    replay_notes=sorted({p.get("note", "") for p in repl["phases"]})[:5],
                                    predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])

@@ -23,7 +23,7 @@ import math
 
 import pyarrow.compute as pc
 
-from iomodel.models import rereads
+from iomodel.models import format_ranks, rereads
 
 from .profile import MiB, Profile, ProfileError, ops_per_process, size_text
 from .runner import think_time
@@ -164,15 +164,20 @@ def shard_note(model, cluster):
             f"server's link; the profile's points and a replay draw placements of their own")
 
 
+def _bandwidth_args(phase, access_type, file_size):
+    """The arguments of Profile.bandwidth after the operation, for one phase."""
+    # a shared file's view: its pieces, for the profile's view ratio
+    piece = phase["offsets"].get("piece") if access_type == "shared" and \
+        phase["offsets"].get("contiguous") is False else None
+    return (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
+            ops_per_process(phase), piece, phase.get("buffer_offset"), file_size)
+
+
 def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None):
     """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase;
     file_size: its shared file's bytes (for the profile's one-stripe points)."""
     op = phase["operation"]
-    # a shared file's view: its pieces, for the profile's view ratio
-    piece = phase["offsets"].get("piece") if access_type == "shared" and \
-        phase["offsets"].get("contiguous") is False else None
-    args = (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
-            ops_per_process(phase), piece, phase.get("buffer_offset"), file_size)
+    args = _bandwidth_args(phase, access_type, file_size)
     if rereads(phase):
         if "reread" in ops:
             bw, note = profile.bandwidth("reread", *args)
@@ -236,6 +241,21 @@ def _computing_between(phase, profile, op, args, bw):
                              f"{t_op * 1e6:.1f} us (np 1: {note1})")
 
 
+def _uncached_bandwidth(phase, access_type, profile, ops, file_size, cluster):
+    """(Bps, note) of a reread phase read from the servers, as through a new
+    open (the profile's `read` points), on a cluster whose global file system
+    may or may not serve it from the client's cache; else None.  On Gluster's
+    FUSE client a race at the file's open decides that for each process
+    (docs/commands/predict.md, "Rereads")."""
+    fs = (getattr(cluster, "global_fs", None) or "local").lower()
+    if fs == "local" or profile is None or not rereads(phase) or not {"reread", "read"} <= ops:
+        return None
+    args = _bandwidth_args(phase, access_type, file_size)
+    bw, note = profile.bandwidth("read", *args)
+    between = _computing_between(phase, profile, "read", args, bw)
+    return (bw, note) if between is None else (between[0], f"{note}; {between[1]}")
+
+
 def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, file_size=None):
     """(Bps, note) for one phase."""
     if bandwidths is not None:
@@ -282,11 +302,17 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
             except ProfileError as e:
                 raise PredictError(f"{_name(cluster)}: phase {p['id']} ({p['operation']}): {e}") from None
         t = p["weight"] / bw if bw else 0.0
+        uncached = None if p["weight"] == 0 or (bandwidths is not None and _replayed(p, bandwidths)) \
+            else _uncached_bandwidth(p, at, profile, ops, (f.get("extent") or f.get("size"))
+                                     if at == "shared" else None, cluster)
         phases.append({"id": p["id"], "file": p["file"], "operation": p["operation"], "access_type": at,
                        "collective": p.get("collective"), "np": p["np"], "rs": p["rs"], "rep": p["rep"],
                        "weight": p["weight"], "bw_Bps": bw, "time_s": t,
                        "cost_usd": None if price is None else t / 3600 * price,  # expression 7
-                       "note": note})
+                       "note": note,
+                       # a reread read from the servers instead (the client's cache missed)
+                       "time_uncached_s": None if uncached is None else p["weight"] / uncached[0],
+                       "note_uncached": None if uncached is None else uncached[1]})
     fb = sorted({p["operation"] for p in phases if p["note"].startswith(f"no {p['operation']} bandwidth measured")})
     if any(p["note"].startswith("no reread bandwidth measured") for p in phases):
         notes.append("no reread bandwidth measured: phases that read back what they wrote "
@@ -303,6 +329,19 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         notes.append(sharded)
 
     io_time = sum(p["time_s"] for p in phases)
+    misses = [p for p in phases if p["time_uncached_s"] is not None]
+    io_time_uncached = None
+    if misses:
+        io_time_uncached = io_time + sum(p["time_uncached_s"] - p["time_s"] for p in misses)
+        ids = format_ranks([p["id"] for p in misses])
+        notes.append(f"phase{'s' * (len(misses) > 1)} {ids} read{'s' * (len(misses) == 1)} back "
+                     f"through the same open what each process wrote, predicted from the "
+                     f"profile's reread points; {getattr(cluster, 'global_fs', None)}'s client "
+                     f"may not serve such reads from its cache (on Gluster's FUSE client a race "
+                     f"at the file's open decides it, process by process): read from the servers "
+                     f"as through a new open, {'they' if len(misses) > 1 else 'it'} would take "
+                     f"{sum(p['time_uncached_s'] for p in misses):.3g} s, the I/O time "
+                     f"{io_time_uncached:.3g} s (io_time_uncached_s)")
     weight = model.get("weight", sum(p["weight"] for p in phases))
     perf = weight / io_time if io_time > 0 else None
 
@@ -342,6 +381,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         "weight": weight,
         "storage_capacity": model.get("storage_capacity"),
         "io_time_s": io_time,
+        "io_time_uncached_s": io_time_uncached,
         "cost_usd": cost_tot,
         "cost_var_usd": cost_var,
         "cost_fix_usd": cost_fix,
@@ -413,6 +453,9 @@ def format_prediction(pred):
     L.append("")
     perf = pred["performance_Bps"]
     L.append(f"I/O time            {pred['io_time_s']:.2f} s")
+    if pred.get("io_time_uncached_s") is not None:
+        L.append(f"  rereads uncached  {pred['io_time_uncached_s']:.2f} s  (if the client's cache "
+                 f"serves none of the rereads: see the note)")
     L.append(f"performance         {'-' if perf is None else f'{perf / MiB:.1f} MiB/s'}"
              f"  (weight(app) {pred['weight'] / MiB:.1f} MiB / I/O time)")
     L.append(f"cost_var  (exp. 6)  {money(pred['cost_var_usd'])}  ({pred['instances']} instances)")

@@ -167,8 +167,8 @@ def test_a_reread_phase_uses_the_reread_bandwidth():
     10612080 B per process, weight 1697932800 B) marked as reading back what
     each process wrote through the same open.  Profile at (np 4, rs 10612080,
     shared, collective): read 50 MiB/s, reread 200 MiB/s.  The phase takes
-    1697932800 / (200 MiB/s) = 8.0957 s; without the reread point, the read
-    point's 1697932800 / (50 MiB/s) = 32.383 s, and the notes say so."""
+    1697932800 / (200 MiB/s) = 8.0964 s; without the reread point, the read
+    point's 1697932800 / (50 MiB/s) = 32.386 s, and the notes say so."""
     import copy
     m = copy.deepcopy(model("btio-B-4"))
     rd = m["phases"][40]
@@ -188,6 +188,45 @@ def test_a_reread_phase_uses_the_reread_bandwidth():
     rd["reread_bytes"] = 0
     got = predict(m, vc3, Profile.from_points(pts))["phases"][40]
     assert got["time_s"] == pytest.approx(1697932800 / (50 * MiB), rel=1e-12)
+
+
+def test_a_reread_phase_also_gives_its_time_from_the_servers():
+    """The same BT-IO class B read phase, a reread, on VC 3 (global file system
+    NFS): besides its reread time, 1697932800 / (200 MiB/s) = 8.0964 s, the
+    prediction gives the phase read from the servers as through a new open
+    (the read point: 1697932800 / (50 MiB/s) = 32.386 s) and the I/O time
+    with it: the 40 writes at 100 MiB/s, 40 x 42448320 / (100 MiB/s) =
+    16.193 s, plus 32.386 s = 48.578 s (against 24.289 s).  Not on a
+    cluster without a global file system of its own (local.yaml), not
+    without a reread point, and not for a phase that does not reread."""
+    import copy
+    m = copy.deepcopy(model("btio-B-4"))
+    m["phases"][40]["reread_bytes"] = m["phases"][40]["weight"]
+    pts = [{"operation": op, "access_type": "shared", "collective": True, "np": 4,
+            "rs": 10612080, "bw_Bps": bw * MiB} for op, bw in (("write", 100), ("read", 50),
+                                                                ("reread", 200))]
+    pred = predict(m, load_cluster("vc3"), Profile.from_points(pts))
+    rd = pred["phases"][40]
+    assert rd["time_s"] == pytest.approx(1697932800 / (200 * MiB), rel=1e-12)
+    assert rd["time_uncached_s"] == pytest.approx(1697932800 / (50 * MiB), rel=1e-12)
+    assert rd["time_uncached_s"] == pytest.approx(32.3855, abs=1e-4)
+    assert rd["note_uncached"] == "measured" and rd["note"] == "reread (through the write's open); measured"
+    assert all(p["time_uncached_s"] is None for p in pred["phases"][:40])
+    writes = 40 * 42448320 / (100 * MiB)
+    assert writes == pytest.approx(16.1927, abs=1e-4)
+    assert pred["io_time_s"] == pytest.approx(writes + 1697932800 / (200 * MiB), rel=1e-12)
+    assert pred["io_time_uncached_s"] == pytest.approx(writes + 1697932800 / (50 * MiB), rel=1e-12)
+    note = next(n for n in pred["notes"] if n.startswith("phase 41 reads back"))
+    assert "NFS's client" in note and "it would take 32.4 s, the I/O time 48.6 s" in note
+    assert "rereads uncached  48.58 s" in format_prediction(pred)
+    # one node's file system (local.yaml): its rereads are its page cache's
+    local = predict(m, load_cluster("local"), Profile.from_points(pts))
+    assert local["io_time_uncached_s"] is None and local["phases"][40]["time_uncached_s"] is None
+    assert "rereads uncached" not in format_prediction(local)
+    # no reread point: the phase is already predicted from the read point
+    assert predict(m, load_cluster("vc3"), Profile.from_points(pts[:2]))["io_time_uncached_s"] is None
+    m["phases"][40]["reread_bytes"] = 0
+    assert predict(m, load_cluster("vc3"), Profile.from_points(pts))["io_time_uncached_s"] is None
 
 
 def test_file_per_process_on_several_data_servers_has_a_placement_note():
