@@ -251,8 +251,11 @@ def _uncached_bandwidth(phase, access_type, profile, ops, file_size, cluster):
     if fs == "local" or profile is None or not rereads(phase) or not {"reread", "read"} <= ops:
         return None
     args = _bandwidth_args(phase, access_type, file_size)
-    bw, note = profile.bandwidth("read", *args)
-    between = _computing_between(phase, profile, "read", args, bw)
+    try:
+        bw, note = profile.bandwidth("read", *args)
+        between = _computing_between(phase, profile, "read", args, bw)
+    except ProfileError:       # a second figure; the phase's own prediction stands
+        return None
     return (bw, note) if between is None else (between[0], f"{note}; {between[1]}")
 
 
