@@ -27,7 +27,10 @@ which also counts the computation between the calls, is kept as
 `measured_span_s`); the measured I/O time (`measured_io_time_s`, what `predict`
 sums) is their sum. The
 first run's `application.io_time_s` (wall clock with at least one phase in
-progress) is recorded too. Errors are (x - measured) / measured.
+progress) is recorded too. Errors are (x - measured) / measured. The CPU time the
+hypervisor took from this machine (/proc/stat's steal) is recorded over every
+application run (measured_steal_s, one per run), replay (replayed_steal_s,
+modelled_steal_s) and characterization (characterize.VC.steal_s).
 
 Rows go to bench/results/accuracy.json, the table to the README (between the
 <!-- bench:accuracy --> markers). Every VC is stopped at the end, even after an
@@ -131,6 +134,25 @@ def machine():
     return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
             "glusterfs": gl[0] if gl else None, "python": platform.python_version(),
             "date": datetime.date.today().isoformat()}
+
+
+def steal_s():
+    """CPU time the hypervisor has taken from this virtual machine since boot (all
+    CPUs, /proc/stat's steal), in seconds; None where the kernel does not say."""
+    try:
+        with open("/proc/stat") as f:
+            return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def stolen(fn, *args, **kw):
+    """fn's result and the CPU time stolen from the machine while it ran (s, 10 ms
+    ticks): on a shared host a run slowed by it is the machine, not the model."""
+    s0 = steal_s()
+    out = fn(*args, **kw)
+    s1 = steal_s()
+    return out, None if s0 is None or s1 is None else round(s1 - s0, 2)
 
 
 def sh(cmd, env, timeout=900, check=True, log=None):
@@ -336,9 +358,9 @@ def recheck(vc, work, char, timeout, homes, rows, profiles, log):
     made on it by as much, whatever the model."""
     t0 = time.monotonic()
     cdir = work / f"char-{vc.name}-again"
-    vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char,
-            "-o", cdir], log=log, timeout=timeout)
-    profiles[vc.name]["again_seconds"] = round(time.monotonic() - t0, 1)
+    _, st = stolen(vc.run, [*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin", *char,
+                            "-o", cdir], log=log, timeout=timeout)
+    profiles[vc.name].update(again_seconds=round(time.monotonic() - t0, 1), again_steal_s=st)
     for r in rows:
         if r["vc"] != vc.name or r.get("error"):
             continue
@@ -439,14 +461,16 @@ def main():
                 resumed = (cdir / "results.json").exists()
                 try:
                     vc.start(log)
-                    vc.run([*IOMODEL, "characterize", "--vc", vc.yaml, "--backend", "builtin",
-                            *char_args(args.np, args.repeat), "-o", cdir], log=log, timeout=CHAR_TIMEOUT * args.repeat)
+                    _, char_steal = stolen(vc.run, [*IOMODEL, "characterize", "--vc", vc.yaml, "--backend",
+                                                    "builtin", *char_args(args.np, args.repeat), "-o", cdir],
+                                           log=log, timeout=CHAR_TIMEOUT * args.repeat)
                 except Exception as e:   # the VCs before and after it keep their rows
                     profiles[vc.name] = {"dir": str(cdir), "error": str(e)[-1500:]}
                     print(f"[{vc.name}] start or characterize FAILED {str(e)[:300]} (rerun with --resume {work} "
                           f"to go on from what it measured)", flush=True)
                     continue
                 profiles[vc.name] = {"dir": str(cdir), "seconds": round(time.monotonic() - t0, 1),
+                                     "steal_s": None if resumed else char_steal,
                                      **({"resumed": True} if resumed else {})}
                 print(f"[{vc.name}] characterized in {time.monotonic() - t0:.0f} s")
                 for app, size, prog, a in apps:
@@ -457,25 +481,28 @@ def main():
                         rdir = work / f"replay-{vc.name}-{key}"
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
-                        vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
-                                "--repeat", str(vc.runs), "-o", rdir], log=log)
+                        _, repl_steal = stolen(vc.run, [*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend",
+                                                        "builtin", "--repeat", str(vc.runs), "-o", rdir], log=log)
                         repl = predict(mpath, vc, ["--replay", rdir], log)
                         # and as modelled: the phases' offsets, the idle time between them and within
                         mdir = work / f"replay-modelled-{vc.name}-{key}"
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
-                        vc.run([*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend", "builtin",
-                                "--as-modelled", "--repeat", str(vc.runs), "-o", mdir], log=log)
+                        _, modl_steal = stolen(vc.run, [*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend",
+                                                        "builtin", "--as-modelled", "--repeat", str(vc.runs),
+                                                        "-o", mdir], log=log)
                         modl = predict(mpath, vc, ["--replay", mdir], log)
                         # the application itself, vc.runs times: per phase the median duration
-                        runs = []
+                        runs, steals = [], []
                         for k in range(vc.runs):
                             data = vc.mount / "work" / f"app-{key}"
                             shutil.rmtree(data, ignore_errors=True)
                             data.mkdir(parents=True)
-                            runs.append(reuse_or_trace(vc.run, app_cmd(bindir, prog, data, a, args.np),
-                                                       work / f"{key}.{vc.name}.{k}.trace",
-                                                       work / f"{key}.{vc.name}.{k}.json", log, args.resume))
+                            run, st = stolen(reuse_or_trace, vc.run, app_cmd(bindir, prog, data, a, args.np),
+                                             work / f"{key}.{vc.name}.{k}.trace",
+                                             work / f"{key}.{vc.name}.{k}.json", log, args.resume)
+                            runs.append(run)
+                            steals.append(None if run[1] is None else st)   # None: reused (--resume)
                             shutil.rmtree(data, ignore_errors=True)
                         same = all(len(vm["phases"]) == len(m["phases"]) and
                                    [p["operation"] for p in vm["phases"]] == [p["operation"] for p in m["phases"]]
@@ -494,7 +521,9 @@ def main():
                         vm, wall = runs[0]
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
                                    predicted_uncached_io_time_s=pred.get("io_time_uncached_s"),
-                                   modelled_io_time_s=modl["io_time_s"], measured_wall_s=wall, phases=phases,
+                                   modelled_io_time_s=modl["io_time_s"], measured_wall_s=wall,
+                                   measured_steal_s=steals, replayed_steal_s=repl_steal,
+                                   modelled_steal_s=modl_steal, phases=phases,
                                    replay_notes=sorted({p.get("note", "") for p in repl["phases"]})[:5],
                                    predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
                         measure_row(row, [vm for vm, _ in runs])
@@ -502,7 +531,8 @@ def main():
                         print(f"[{vc.name}] {app} {size}: measured {measured:.3f} s, predicted "
                               f"{pred['io_time_s']:.3f} s ({row['error_predicted'] * 100:+.0f}%), replayed "
                               f"{repl['io_time_s']:.3f} s ({row['error_replayed'] * 100:+.0f}%), as modelled "
-                              f"{modl['io_time_s']:.3f} s ({row['error_modelled'] * 100:+.0f}%)", flush=True)
+                              f"{modl['io_time_s']:.3f} s ({row['error_modelled'] * 100:+.0f}%)"
+                              + (f"; steal in its runs {steals} s" if any(steals) else ""), flush=True)
                     except Exception as e:  # one failed row must not lose the others
                         row["error"] = str(e)[-1500:]
                         print(f"[{vc.name}] {app} {size}: FAILED {str(e)[:300]}", flush=True)

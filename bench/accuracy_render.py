@@ -91,6 +91,22 @@ def recheck_lines(rows):
     return out
 
 
+def steal_lines(rows):
+    """One sentence per VC whose application runs lost CPU time to the hypervisor
+    (rows of runs before 2026-11-28 do not record it)."""
+    out = []
+    for vc in dict.fromkeys(r["vc"] for r in rows if r.get("measured_steal_s")):
+        rs = [r for r in rows if r["vc"] == vc and r.get("measured_steal_s")]
+        runs = [s for r in rs for s in r["measured_steal_s"] if s is not None]
+        hit = [f"{r['app']} {r['size']} ({sum(bool(s) for s in r['measured_steal_s'])})"
+               for r in rs if any(r["measured_steal_s"])]
+        if runs:
+            out.append(f"{vc}: the hypervisor took CPU time from this machine (steal) during "
+                       f"{sum(s > 0 for s in runs)} of its {len(runs)} application runs, "
+                       f"{max(runs):.2f} s at most" + (f": {', '.join(hit)}." if hit else "."))
+    return out
+
+
 def failed_vc_lines(result):
     """One sentence per VC that could not be started or characterized (it has no rows)."""
     return [f"{vc}: no rows, its start or characterization failed: {v['error'].strip().splitlines()[0][:200]}"
@@ -118,7 +134,8 @@ def render(result):
             f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
             f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
             f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
-            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + failed_vc_lines(result)) +
+            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + steal_lines(result["rows"])
+                                         + failed_vc_lines(result)) +
             f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
             f"Measured: per phase the median over {rep}{others} traced runs of the application on the VC of the "
