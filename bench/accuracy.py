@@ -51,6 +51,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from iomodel.replay.host import steal_s, stolen_since
 from accuracy_render import render, to_readme
 from accuracy_score import combine, err, measure_row, record_again, score, worst_error
 
@@ -136,23 +137,13 @@ def machine():
             "date": datetime.date.today().isoformat()}
 
 
-def steal_s():
-    """CPU time the hypervisor has taken from this virtual machine since boot (all
-    CPUs, /proc/stat's steal), in seconds; None where the kernel does not say."""
-    try:
-        with open("/proc/stat") as f:
-            return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def stolen(fn, *args, **kw):
-    """fn's result and the CPU time stolen from the machine while it ran (s, 10 ms
-    ticks): on a shared host a run slowed by it is the machine, not the model."""
-    s0 = steal_s()
+    """fn's result and the CPU time the hypervisor took from the machine while it
+    ran (s, 10 ms ticks): on a shared host a run slowed by it is the machine, not
+    the model."""
+    before = steal_s()
     out = fn(*args, **kw)
-    s1 = steal_s()
-    return out, None if s0 is None or s1 is None else round(s1 - s0, 2)
+    return out, stolen_since(before)
 
 
 def sh(cmd, env, timeout=900, check=True, log=None):

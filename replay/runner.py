@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from .host import steal_s, stolen_since
+
 STATE = "results.json"
 
 
@@ -197,8 +199,10 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
             return entry
     summary = Path(outdir) / f"{name}.json"
     argv = launcher_argv(cluster, inv.launch_np) + backend.argv(inv, prog, summary, repeat) + list(extra)
+    before = steal_s()
     rc, out, secs, stdout = run_one(argv, timeout)
-    entry.update(command=argv, seconds=secs)
+    # this machine's only: ranks launched onto other nodes have their own hosts
+    entry.update(command=argv, seconds=secs, steal_s=stolen_since(before))
     if rc != 0:
         entry.update(error=f"exit {rc}", output=out[-4000:])
         return entry

@@ -233,6 +233,37 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     assert sorted((r["ops_per_process"], r["time_s"]) for r in rows) == [(1, lower[1]), (8, lower[8])]
 
 
+def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, tmp_path):
+    """Every run records the CPU time the hypervisor took from this machine while
+    it ran (steal_s, from /proc/stat). A point's median leaves out the passes
+    that lost some when others did not: of three passes, the median one marked as
+    having lost 0.05 s is left out and the point's time is the fastest pass's (the
+    lower middle of the other two), not the median pass's; the characterization
+    run again over the same results (every pass done before) says so."""
+    out = tmp_path / "ch"
+    args = ["characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k", "--np", "1",
+            "--ops", "write", "--access", "shared", "--collective", "collective", "--bytes", "1m",
+            "--no-one-op", "--repeat", "3", "-o", out]
+    p = run(*args)
+    assert p.returncode == 0, p.stderr
+    state = json.loads((out / "results.json").read_text())
+    runs = state["runs"]
+    assert len(runs) == 3 and all(isinstance(e["steal_s"], float) and e["steal_s"] >= 0
+                                  for e in runs.values())
+    times = sorted(e["time_s"] for e in runs.values())
+    assert len(set(times)) == 3
+    for e in runs.values():            # the median pass lost time; the others none
+        e["steal_s"] = 0.05 if e["time_s"] == times[1] else 0.0
+    (out / "results.json").write_text(json.dumps(state))
+    p = run(*args)
+    assert p.returncode == 0, p.stderr
+    assert "done before" in p.stderr
+    assert ("steal: the hypervisor took 0.05 s of CPU time from this machine during 1 of 3 runs; "
+            "1 point(s) take the median of their other passes") in p.stderr
+    (row,) = pq.read_table(out / "profile.parquet").to_pylist()
+    assert row["time_s"] == times[0]
+
+
 def test_characterize_views_of_pieces(local_vc, tmp_path):
     """--pieces 64k,1m: each shared point of 2 processes whose size is a larger
     multiple of a piece is measured again through a view of such pieces: with
