@@ -236,10 +236,12 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
 def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, tmp_path):
     """Every run records the CPU time the hypervisor took from this machine while
     it ran (steal_s, from /proc/stat). A point's median leaves out the passes
-    that lost some when others did not: of three passes, the median one marked as
-    having lost 0.05 s is left out and the point's time is the fastest pass's (the
-    lower middle of the other two), not the median pass's; the characterization
-    run again over the same results (every pass done before) says so."""
+    that lost 5% of their wall time or more when others did not. Of three
+    passes, the median one marked as having lost half its time is left out, the
+    fastest one marked with 1% is kept: the point's time is the fastest pass's
+    (the lower middle of the two left), not the median pass's (no rule) nor the
+    slowest's (any steal left out). The characterization run again over the same
+    results (every pass done before) says so."""
     out = tmp_path / "ch"
     args = ["characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k", "--np", "1",
             "--ops", "write", "--access", "shared", "--collective", "collective", "--bytes", "1m",
@@ -252,14 +254,17 @@ def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, 
                                   for e in runs.values())
     times = sorted(e["time_s"] for e in runs.values())
     assert len(set(times)) == 3
-    for e in runs.values():            # the median pass lost time; the others none
-        e["steal_s"] = 0.05 if e["time_s"] == times[1] else 0.0
+    share = {times[0]: 0.01, times[1]: 0.5, times[2]: 0.0}
+    for e in runs.values():
+        e["steal_s"] = share[e["time_s"]] * e["seconds"]
     (out / "results.json").write_text(json.dumps(state))
     p = run(*args)
     assert p.returncode == 0, p.stderr
     assert "done before" in p.stderr
-    assert ("steal: the hypervisor took 0.05 s of CPU time from this machine during 1 of 3 runs; "
-            "1 point(s) take the median of their other passes") in p.stderr
+    total = sum(e["steal_s"] for e in runs.values())
+    assert (f"steal: the hypervisor took {total:.2f} s of CPU time from this machine during 2 of 3 "
+            "runs, 1 of them 5% of their time or more; 1 point(s) take the median of their other "
+            "passes") in p.stderr
     (row,) = pq.read_table(out / "profile.parquet").to_pylist()
     assert row["time_s"] == times[0]
 
