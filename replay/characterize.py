@@ -108,7 +108,8 @@ def reps_per_pass(segments, passes):
 STOLEN_SHARE = 0.05
 
 
-def stolen(entry):
+def lost_to_steal(entry):
+    """Whether a run lost STOLEN_SHARE of its wall time or more to the hypervisor."""
     steal, secs = entry.get("steal_s"), entry.get("seconds")
     return bool(steal and secs and steal >= STOLEN_SHARE * secs)
 
@@ -120,7 +121,7 @@ def unstolen(entries):
     guests: on the one-server Gluster VC, 16 KiB writes by two processes took
     930 us in one pass and 1590 and 1355 us in two others of a sweep that lost
     9% of its CPU time so (docs/accuracy.md, "The hypervisor's steal")."""
-    return [e for e in entries if not stolen(e)] or entries
+    return [e for e in entries if not lost_to_steal(e)] or entries
 
 
 def median_entry(entries):
@@ -295,7 +296,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         left = sum(len(unstolen(es)) < len(es) for es in entries.values())
         print(f"steal: the hypervisor took {sum(e.get('steal_s') or 0 for e in done):.2f} s of CPU time "
               f"from this machine during {sum(bool(e.get('steal_s')) for e in done)} of {len(done)} runs, "
-              f"{sum(map(stolen, done))} of them {STOLEN_SHARE:.0%} of their time or more; {left} "
+              f"{sum(map(lost_to_steal, done))} of them {STOLEN_SHARE:.0%} of their time or more; {left} "
               "point(s) take the median of their other passes", file=progress)
     for i, (pt, inv) in enumerate(runs, 1):
         if i in entries:
