@@ -488,7 +488,7 @@ def build_parser():
     ch.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="passes over the whole sweep, each point once per pass, its time the "
                     "median of the passes (a slow stretch of the cluster then slows one repetition "
-                    "of a point, not all); one-operation points at least 9 times over all passes (IOR -i within a pass)")
+                    "of a point, not all); one-operation points at least 9 times over all passes and 3 in each (IOR -i within a pass)")
     ch.add_argument("--timeout", type=float, metavar="S",
                     help="give up a run after S seconds (a failed point; the sweep goes on)")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")

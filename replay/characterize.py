@@ -91,12 +91,20 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
 # +39% predicted); with --repeat 3, the median of three passes' medians of 3,
 # one in six (one in thirty).
 ONE_OP_REPEAT = 9
+# A launch's first repetition is its slowest (the process's first transfer faults its
+# buffer in and sets MPI-IO up): on tmpfs two ranks' one 512 B collective write took
+# 17-19 us in the first and 5-9 us in the next five, a 16 KiB reread 10-12 against
+# 5-7 us, a 256 KiB write 147-189 against 131-138 us.  Three a pass at least, so a
+# pass's median is never that first one alone: with one a pass (--repeat 9) the
+# accuracy bench's run 47 measured tmpfs's one-operation points a median 1.61 times
+# run 46's (three a pass) and predicted 8 of its 10 rows 12% to 38% too slow.
+ONE_OP_PER_PASS = 3
 
 
 def reps_per_pass(segments, passes):
     """IOR -i of one pass over a point: 1, but a one-operation point is measured at
-    least ONE_OP_REPEAT times over all the passes."""
-    return -(-ONE_OP_REPEAT // passes) if segments == 1 else 1
+    least ONE_OP_REPEAT times over all the passes and ONE_OP_PER_PASS in each."""
+    return max(ONE_OP_PER_PASS, -(-ONE_OP_REPEAT // passes)) if segments == 1 else 1
 
 
 # A run that lost this much of its wall time to the hypervisor (steal, summed over

@@ -211,7 +211,8 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     """--repeat 2: two passes over the sweep, every point once in each (pass 1 of
     every point before pass 2 of any), each pass a run of its own in
     results.json; 64 KiB at np 2 with --bytes 1m: 8 operations per process and
-    the one-operation point, which takes -i 5 in each pass (at least 9 in all);
+    the one-operation point, which takes -i 5 in each pass (at least 9 in all,
+    and 3 a pass: -i 3 with --repeat 5);
     a point's time is that of its median pass, the lower of two."""
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
@@ -231,6 +232,15 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
     rows = pq.read_table(out / "profile.parquet").to_pylist()
     lower = {n: min(e["time_s"] for e in runs.values() if segs(e) == n) for n in (8, 1)}
     assert sorted((r["ops_per_process"], r["time_s"]) for r in rows) == [(1, lower[1]), (8, lower[8])]
+    # five passes: the one-operation point still takes -i 3 in each (9 / 5 would be 2,
+    # and a launch's first repetition, the slowest, would then be half of each median)
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "2", "--ops", "write", "--access", "shared", "--collective", "collective",
+            "--bytes", "1m", "--repeat", "5", "-o", tmp_path / "five")
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((tmp_path / "five" / "results.json").read_text())["runs"]
+    assert sorted((k.rsplit("@", 1)[1], segs(e), i_opt(e), e["repetitions"]) for k, e in runs.items()) == \
+        sorted((f"pass{n}of5", s, i, r) for n in range(1, 6) for s, i, r in ((8, False, 1), (1, "3", 3)))
 
 
 def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, tmp_path):
