@@ -38,6 +38,9 @@ Keys of each dict (MiB = 2**20 bytes, as IOR's MiB):
                      own transfers); None from IOR, which
                      reports only the span over processes (wrRdTime)
     io_bandwidth_Bps aggregate_bytes / io_time_s, or None
+    transfer_times_s, io_times_s
+                     the repetitions' times the two medians are of, in the order
+                     they ran, or None
 
 replayer_path() finds the iomodel_replay binary.
 """
@@ -97,11 +100,11 @@ def _finish(d, source, transfer_times=None, io_times=None):
     d["bandwidth_Bps"] = d["bw_MiBps_mean"] * MIB
     times = (transfer_times or {}).get((d.get("test_id", 0), d["operation"]))
     t = statistics.median(times) if times else None
-    d["transfer_time_s"] = t
+    d["transfer_time_s"], d["transfer_times_s"] = t, times
     d["transfer_bandwidth_Bps"] = d["aggregate_bytes"] / t if t else None
     times = (io_times or {}).get((d.get("test_id", 0), d["operation"]))
     t = statistics.median(times) if times else None
-    d["io_time_s"] = t
+    d["io_time_s"], d["io_times_s"] = t, times
     d["io_bandwidth_Bps"] = d["aggregate_bytes"] / t if t else None
     return d
 

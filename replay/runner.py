@@ -230,6 +230,9 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
                  open_to_close_s=o.get("mean_time_s"),
                  bytes=o.get("aggregate_bytes"), repetitions=o.get("repetitions", repeat),
                  variation=(std * 2**20 / mean) if mean else None)
+    reps = o.get("io_times_s") or o.get("transfer_times_s")
+    if reps and len(reps) > 1:     # what time_s is the median of, in the order they ran
+        entry["rep_times_s"] = reps
     return entry
 
 
