@@ -9,7 +9,6 @@ sweep point wrote.  Every result is kept as soon as it is known (the runner's
 results.json), so an interrupted sweep resumes.
 """
 import os
-import statistics
 import sys
 from pathlib import Path
 
@@ -99,6 +98,8 @@ ONE_OP_REPEAT = 9
 # pass's median is never that first one alone: with one a pass (--repeat 9) the
 # accuracy bench's run 47 measured tmpfs's one-operation points a median 1.61 times
 # run 46's (three a pass) and predicted 8 of its 10 rows 12% to 38% too slow.
+# Leaving the first out of every pass's median was tried (run 49: it moved the
+# predictions of tmpfs's 62 phases by a median 0.1%, at most 5.4%) and not kept.
 ONE_OP_PER_PASS = 3
 
 
@@ -106,20 +107,6 @@ def reps_per_pass(segments, passes):
     """IOR -i of one pass over a point: 1, but a one-operation point is measured at
     least ONE_OP_REPEAT times over all the passes and ONE_OP_PER_PASS in each."""
     return max(ONE_OP_PER_PASS, -(-ONE_OP_REPEAT // passes)) if segments == 1 else 1
-
-
-def warm(entry):
-    """A one-operation point's pass: its time the median of its repetitions after
-    the launch's first, the slowest, which `first_rep_s` keeps.  An application's
-    one-operation phases run in a process that has done its I/O set-up (py_io
-    256KiBx8's first write phase took 227 us on tmpfs in run 48, its seven others
-    214 to 241), and the median of three with the first among them is the slower
-    of the two others, not their middle."""
-    reps = entry.get("rep_times_s") or []
-    if not entry.get("ok") or len(reps) < 2 or not entry.get("bytes"):
-        return entry
-    t = statistics.median(reps[1:])
-    return {**entry, "time_s": t, "bandwidth_Bps": entry["bytes"] / t, "first_rep_s": reps[0]}
 
 
 # A run that lost this much of its wall time to the hypervisor (steal, summed over
@@ -300,8 +287,6 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                 print(f"{head} ...", end="", file=progress, flush=True)
                 entry = execute(inv, cluster, backend, prog, state.dir,
                                 reps_per_pass(inv.segments, passes), timeout)
-                if inv.segments == 1:
-                    entry = warm(entry)
                 entry["point"] = {**pt, "ops_per_process": inv.segments, "job_np": inv.job_np}
                 if inv.test_file in placed:
                     entry["point"]["placement"] = placed[inv.test_file]
