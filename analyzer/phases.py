@@ -5,10 +5,10 @@ Operations are handled a rank at a time and reduced to bursts (step 2), all
 with numpy; phases (step 3) are found over the bursts of all ranks.  The
 Python loops are over ranks, phases and distinct files, never operations.
 """
+import math
 import re
 
 import numpy as np
-import pyarrow as pa
 
 import iomodel
 from iomodel.models import FORMAT, VERSION, find_runs, format_ranks, validate
@@ -401,7 +401,7 @@ def _phases(ops, b, mixed, calls=None):
     agg["stride_hi"] = hi(np.where(multi, stride, -big))
     agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
     del d, inside, stride, multi, off0
-    agg["busy"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
+    agg["busy"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
     groups = {g: b[g][head].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
     out = []
@@ -451,15 +451,18 @@ def _collective_calls(r, b, nroutines):
     idx = np.repeat(starts[sel], lens) + j
     return {"key": np.repeat(_burst_key(b, nroutines)[sel], lens),
             "k": np.repeat(b["k"][sel].astype(np.int64), lens), "j": j,
-            "t0": r.t_start[idx], "t1": r.t_end[idx]}
+            "t0": r.t_start[idx], "t1": r.t_end[idx], "t0_first": r.t_start[idx],
+            "t1_first": r.t_end[idx]}
 
 
 CALL_KEYS = ("key", "k", "j")
 
 
 def _merge_calls(acc, new):
-    """The calls seen so far, each with its last entry (t0) and last exit (t1)
-    over the ranks read: one entry per call, not per rank and call.  Ranks
+    """The calls seen so far, each with its last entry (t0), last exit (t1),
+    first entry (t0_first) and the exit of the process that entered first
+    (t1_first) over the ranks read: one entry per call, not per rank and call.
+    Ranks
     usually make the same calls in the same order: then an elementwise
     maximum; otherwise a group-by."""
     if new is None:
@@ -469,11 +472,20 @@ def _merge_calls(acc, new):
     if len(acc["j"]) == len(new["j"]) and all(np.array_equal(acc[c], new[c]) for c in CALL_KEYS):
         np.maximum(acc["t0"], new["t0"], out=acc["t0"])
         np.maximum(acc["t1"], new["t1"], out=acc["t1"])
+        first = new["t0_first"] < acc["t0_first"]
+        acc["t1_first"][first] = new["t1_first"][first]
+        np.minimum(acc["t0_first"], new["t0_first"], out=acc["t0_first"])
         return acc
-    t = pa.table({c: np.concatenate([acc[c], new[c]]) for c in acc})
-    t = t.group_by(list(CALL_KEYS)).aggregate([("t0", "max"), ("t1", "max")])
-    return {**{c: t[c].to_numpy() for c in CALL_KEYS}, "t0": t["t0_max"].to_numpy(),
-            "t1": t["t1_max"].to_numpy()}
+    cat = {c: np.concatenate([acc[c], new[c]]) for c in acc}
+    # per call: the maxima, and the first entry with its process's exit (the
+    # row of the least t0_first, sorted last-key-first by lexsort)
+    order = np.lexsort((cat["t0_first"], cat["j"], cat["k"], cat["key"]))
+    cat = {c: v[order] for c, v in cat.items()}
+    new_call = np.r_[True, (np.diff(cat["key"]) != 0) | (np.diff(cat["k"]) != 0) | (np.diff(cat["j"]) != 0)]
+    starts = np.flatnonzero(new_call)
+    return {**{c: cat[c][starts] for c in CALL_KEYS},
+            "t0": np.maximum.reduceat(cat["t0"], starts), "t1": np.maximum.reduceat(cat["t1"], starts),
+            "t0_first": cat["t0_first"][starts], "t1_first": cat["t1_first"][starts]}
 
 
 def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
@@ -488,19 +500,30 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     process's own calls held 108 ms of a 122 ms phase on the Gluster VC, its
     calls from last entry to last exit 122 ms, a replay 123 ms).  Else the
     slowest process's time in its calls, less the time its first call waited
-    for the last process to enter a collective one (_busy_after_entry)."""
+    for the last process to enter a collective one (_busy_after_entry).
+    Returns it and, of the former phases, the mean over their calls of the
+    time the process that entered first spent in a call it left before the
+    last process entered (0 for the other calls; NaN for the other phases):
+    I/O it did on its own, which the time from the last entry leaves out.
+    Open MPI's collective write of contiguous parts at 2 processes is such
+    (each process writes its part alone), at 3 or more it is not (the first
+    in waits for the last); a call the first process leaves after the last
+    entry does not tell, and counts 0."""
     busy = agg["busy"]
     if calls is None:
-        return busy
+        return busy, np.full(len(busy), np.nan)
     ck = calls["key"] * kmul + calls["k"]
     p = np.searchsorted(phase_keys, ck)
     found = p < len(phase_keys)
     found[found] = phase_keys[p[found]] == ck[found]
     dur = np.maximum(calls["t1"] - calls["t0"], 0.0)
     per_call = np.bincount(p[found], weights=dur[found], minlength=len(phase_keys))
+    apart = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
+    ncalls = np.bincount(p[found], minlength=len(phase_keys))
+    skew = np.bincount(p[found], weights=apart[found], minlength=len(phase_keys)) / np.maximum(ncalls, 1)
     nops = s("rep").astype(np.int64) * s("iop")
     same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
-    return np.where(same, per_call, busy)
+    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), skew, np.nan)
 
 
 def _busy_after_entry(s, hi, phase_sorted):
@@ -604,6 +627,8 @@ def _phase(ops, b, p, sel, c, g, mixed):
         "gap_s": c["gap_s"][p],
         "gap_comm": c["gap_comm"][p] if c["gap_comm"][p] >= 0 else None,
     })
+    if phase["collective"] and npr > 1 and math.isfinite(c["skew"][p]) and c["skew"][p] > 0:
+        phase["done_early_s"] = float(c["skew"][p])
     if phase["operation"] == "read" and ops.has_reread:
         phase["reread_bytes"] = int(c["reread"][p])
     # where its buffers sat: one offset for all, or else the lowest rank's (its request

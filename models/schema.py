@@ -105,6 +105,7 @@ SCHEMA = {
                         "first": _NULL_OR(_INT), "comm_between": _NULL_OR(_INT)}},
                     "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),
                     "duration_s": _NULL_OR(_NUM), "io_time_s": _NULL_OR(_NUM),
+                    "done_early_s": _NUM,
                     "reread_bytes": _INT,
                     "buffer_offset": {"type": "integer", "minimum": 0, "maximum": 4095},
                     "bandwidth_Bps": _NULL_OR(_NUM),

@@ -186,8 +186,27 @@ def test_phase_io_time_leaves_out_the_waits_for_a_late_process(traced, tmp_path)
     assert p["io_time_s"] == pytest.approx(calls_time(mine), rel=1e-9, abs=1e-12)
     # the two 0.5 s sleeps are in the span, not in the I/O time
     assert p["duration_s"] >= 1.0 and p["io_time_s"] < p["duration_s"] - 0.9
-    # rank 0 waits in both calls: its own time in them holds both sleeps
+    # rank 0 waits in both calls: its own time in them holds both sleeps, and
+    # no process did any of the phase before the last came in
     assert sum(e["t_end"] - e["t_start"] for e in mine[0]) >= 1.0
+    assert "done_early_s" not in p
+
+
+def test_a_collective_phase_done_early_by_the_first_process_in(traced, tmp_path):
+    """late_rank at 2 ranks: Open MPI writes each rank's contiguous 100 bytes on
+    its own, so rank 0 is done with each call before rank 1, 0.5 s late, comes
+    in.  The phase's done_early_s is the mean over its two calls of the time
+    rank 0 spent in them, its io_time_s rank 1's own calls."""
+    run = traced("late_rank", 2)
+    m = analyze(run, tmp_path / "model.json")
+    [p] = m["phases"]
+    assert (p["collective"], p["np"], p["rep"], p["weight"]) == (True, 2, 2, 400)
+    ev = rank_events(Trace(run.trace_dir))
+    mine = {r: [e for e in v if e["data"]] for r, v in ev.items()}
+    assert all(a["t_end"] <= b["t_start"] for a, b in zip(mine[0], mine[1]))
+    own = [e["t_end"] - e["t_start"] for e in mine[0]]
+    assert p["done_early_s"] == pytest.approx(sum(own) / 2, rel=1e-9, abs=1e-12)
+    assert p["io_time_s"] == pytest.approx(sum(e["t_end"] - e["t_start"] for e in mine[1]), rel=1e-9)
 
 
 def test_phase_io_time_counts_the_wait_hidden_in_set_view_between_collective_writes(traced, tmp_path):

@@ -504,6 +504,48 @@ def test_computing_between_operations_meets_the_others_less_often():
         "time_s"] == pytest.approx(20 * us, rel=1e-12)
 
 
+def test_a_collective_phase_partly_done_before_its_last_process_came_in():
+    """Two processes, one 256 KiB collective write each into one file.  The
+    profile, both starting together: 100 us at np 1, 180 us at np 2 (the
+    writes take turns).  The first process in did e of the shared work before
+    the last came in (done_early_s), and the last one's own write is left:
+    max(100, 180 - e) us.  e = 50 us: 130 us; e = 120 us: 100 us."""
+    KiB, us = 1024, 1e-6
+    m = json.loads(json.dumps(model("btio-B-4")))
+    ph = {**m["phases"][0], "collective": True, "np": 2, "ranks": "0-1", "iop": 1,
+          "request_sizes": [256 * KiB], "rs": 256 * KiB, "rs_min": 256 * KiB, "rs_max": 256 * KiB,
+          "rs_groups": None, "rep": 1, "weight": 2 * 256 * KiB, "done_early_s": 50 * us,
+          "offsets": {"first": 0, "per_rank": 256 * KiB, "stride": None, "contiguous": True},
+          "io_time_s": 130 * us, "duration_s": 130 * us}
+    m.update(phases=[ph], weight=ph["weight"])
+    m["application"] = {**m["application"], "np": 2}
+    one = {"operation": "write", "access_type": "shared", "collective": True, "rs": 256 * KiB}
+    prof = Profile.from_points([{**one, "np": 1, "bw_Bps": 256 * KiB / (100 * us)},
+                                {**one, "np": 2, "bw_Bps": 2 * 256 * KiB / (180 * us)}])
+    vc = types.SimpleNamespace(name="vc")
+
+    def time_and_note(phase, profile=prof):
+        [p] = predict({**m, "phases": [phase], "weight": phase["weight"]}, vc, profile)["phases"]
+        return p["time_s"], p["note"]
+    t, note = time_and_note(ph)
+    assert t == pytest.approx(130 * us, rel=1e-9)
+    assert note == ("measured; 50.0 us done before the last process came in: "
+                    "max(100.0, 180.0 - 50.0) = 130.0 us (np 1: measured)")
+    t, note = time_and_note({**ph, "done_early_s": 120 * us})
+    assert t == pytest.approx(100 * us, rel=1e-9) and "max(100.0, 180.0 - 120.0) = 100.0 us" in note
+    # nothing done early (the field absent): the np 2 point as measured
+    no_early = {k: v for k, v in ph.items() if k != "done_early_s"}
+    assert time_and_note(no_early) == (pytest.approx(180 * us, rel=1e-12), "measured")
+    # two operations per process, or no point of one process: as measured
+    two = {**ph, "rep": 2, "weight": 2 * 2 * 256 * KiB}
+    assert time_and_note(two) == (pytest.approx(360 * us, rel=1e-12), "measured")
+    only2 = Profile.from_points([{**one, "np": 2, "bw_Bps": 2 * 256 * KiB / (180 * us)}])
+    assert time_and_note(ph, only2) == (pytest.approx(180 * us, rel=1e-12), "measured")
+    # an independent phase is not this (its processes never wait for each other)
+    ind = Profile.from_points([{**pt, "collective": False} for pt in prof.table.to_pylist()])
+    assert time_and_note({**ph, "collective": False}, ind)[0] == pytest.approx(180 * us, rel=1e-12)
+
+
 def test_a_view_of_pieces_costs_the_measured_ratio():
     """View points (piece) against the contiguous point of the same kind, np, rs and
     operations: np 2, collective shared writes, 8 ops per process.  Contiguous: 1 MiB
