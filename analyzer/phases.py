@@ -449,10 +449,10 @@ def _collective_calls(r, b, nroutines):
     lens = nops[sel]
     j = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     idx = np.repeat(starts[sel], lens) + j
+    t0, t1 = r.t_start[idx], r.t_end[idx]
     return {"key": np.repeat(_burst_key(b, nroutines)[sel], lens),
             "k": np.repeat(b["k"][sel].astype(np.int64), lens), "j": j,
-            "t0": r.t_start[idx], "t1": r.t_end[idx], "t0_first": r.t_start[idx],
-            "t1_first": r.t_end[idx]}
+            "t0": t0, "t1": t1, "t0_first": t0.copy(), "t1_first": t1.copy()}
 
 
 CALL_KEYS = ("key", "k", "j")
@@ -491,9 +491,10 @@ def _merge_calls(acc, new):
 def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     """A phase's io_time_s.  Of a collective phase whose processes made as many
     calls: the sum over its calls of the time from the last process's entry to
-    the last process's exit.  A collective call cannot do its I/O before every
-    process has called it, and is done for the phase when the last one leaves:
-    a process that enters early waits for the others' computation, and one that
+    the last process's exit.  A collective call mostly cannot do its I/O before
+    every process has called it (what it did so is returned beside), and is
+    done for the phase when the last one leaves: a process that enters early
+    waits for the others' computation, and one that
     leaves early (a non-aggregator of a two-phase write) waits later, in the
     next collective call or in a synchronizing call between them, such as
     MPI_File_set_view, that is no I/O call (S3D's four writes per file: each
@@ -501,7 +502,7 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     calls from last entry to last exit 122 ms, a replay 123 ms).  Else the
     slowest process's time in its calls, less the time its first call waited
     for the last process to enter a collective one (_busy_after_entry).
-    Returns it and, of the former phases, the mean over their calls of the
+    Returns it and, of the former phases, the sum over their calls of the
     time the process that entered first spent in a call it left before the
     last process entered (0 for the other calls; NaN for the other phases):
     I/O it did on its own, which the time from the last entry leaves out.
@@ -520,7 +521,7 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     per_call = np.bincount(p[found], weights=dur[found], minlength=len(phase_keys))
     apart = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
     ncalls = np.bincount(p[found], minlength=len(phase_keys))
-    skew = np.bincount(p[found], weights=apart[found], minlength=len(phase_keys)) / np.maximum(ncalls, 1)
+    skew = np.bincount(p[found], weights=apart[found], minlength=len(phase_keys))
     nops = s("rep").astype(np.int64) * s("iop")
     same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
     return np.where(same, per_call, busy), np.where(same & (ncalls > 0), skew, np.nan)
