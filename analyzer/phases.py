@@ -401,7 +401,7 @@ def _phases(ops, b, mixed, calls=None):
     agg["stride_hi"] = hi(np.where(multi, stride, -big))
     agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
     del d, inside, stride, multi, off0
-    agg["busy"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
+    agg["busy"], agg["early"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
     groups = {g: b[g][head].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
     out = []
@@ -462,9 +462,8 @@ def _merge_calls(acc, new):
     """The calls seen so far, each with its last entry (t0), last exit (t1),
     first entry (t0_first) and the exit of the process that entered first
     (t1_first) over the ranks read: one entry per call, not per rank and call.
-    Ranks
-    usually make the same calls in the same order: then an elementwise
-    maximum; otherwise a group-by."""
+    Ranks usually make the same calls in the same order: then elementwise;
+    otherwise grouped by call."""
     if new is None:
         return acc
     if acc is None:
@@ -519,12 +518,12 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     found[found] = phase_keys[p[found]] == ck[found]
     dur = np.maximum(calls["t1"] - calls["t0"], 0.0)
     per_call = np.bincount(p[found], weights=dur[found], minlength=len(phase_keys))
-    apart = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
+    alone = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
     ncalls = np.bincount(p[found], minlength=len(phase_keys))
-    skew = np.bincount(p[found], weights=apart[found], minlength=len(phase_keys))
+    early = np.bincount(p[found], weights=alone[found], minlength=len(phase_keys))
     nops = s("rep").astype(np.int64) * s("iop")
     same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
-    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), skew, np.nan)
+    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), early, np.nan)
 
 
 def _busy_after_entry(s, hi, phase_sorted):
@@ -628,8 +627,8 @@ def _phase(ops, b, p, sel, c, g, mixed):
         "gap_s": c["gap_s"][p],
         "gap_comm": c["gap_comm"][p] if c["gap_comm"][p] >= 0 else None,
     })
-    if phase["collective"] and npr > 1 and math.isfinite(c["skew"][p]) and c["skew"][p] > 0:
-        phase["done_early_s"] = float(c["skew"][p])
+    if phase["collective"] and npr > 1 and math.isfinite(c["early"][p]) and c["early"][p] > 0:
+        phase["done_early_s"] = float(c["early"][p])
     if phase["operation"] == "read" and ops.has_reread:
         phase["reread_bytes"] = int(c["reread"][p])
     # where its buffers sat: one offset for all, or else the lowest rank's (its request
