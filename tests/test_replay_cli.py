@@ -237,8 +237,14 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
         [("pass1of2", 8, False), ("pass1of2", 1, "5"), ("pass2of2", 8, False), ("pass2of2", 1, "5")]
     assert "pass 2/2" in p.stderr
     rows = pq.read_table(out / "profile.parquet").to_pylist()
-    lower = {n: min(e["time_s"] for e in runs.values() if segs(e) == n) for n in (8, 1)}
-    assert sorted((r["ops_per_process"], r["time_s"]) for r in rows) == [(1, lower[1]), (8, lower[8])]
+
+    def lower(n):
+        # of the passes the hypervisor took less than 5% of the time from (when
+        # any: test_characterize_leaves_out_passes_the_hypervisor_took_time_from)
+        passes = [e for e in runs.values() if segs(e) == n]
+        calm = [e for e in passes if not (e["steal_s"] and e["steal_s"] >= 0.05 * e["seconds"])]
+        return min(e["time_s"] for e in calm or passes)
+    assert sorted((r["ops_per_process"], r["time_s"]) for r in rows) == [(1, lower(1)), (8, lower(8))]
     # five passes: the one-operation point still takes -i 3 in each (9 / 5 would be 2,
     # and a launch's first repetition, the slowest, would then be half of each median)
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
