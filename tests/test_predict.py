@@ -456,6 +456,22 @@ def test_a_phase_of_few_operations_pays_the_fixed_cost():
     assert long_only.bandwidth("write", 4, 64 * KiB, ops=1) == (pts[0]["bw_Bps"], "measured")
 
 
+def two_writers(rs, rep, collective, t1, t2, **phase):
+    """A model of one write phase of two processes, rep operations of rs bytes
+    each into one shared file (phase: its other fields), and a profile of that
+    operation at np 1 (t1 s per operation) and np 2 (t2 s per operation of
+    both): (model, phase, profile)."""
+    m = json.loads(json.dumps(model("btio-B-4")))
+    ph = {**m["phases"][0], "collective": collective, "np": 2, "ranks": "0-1", "iop": 1,
+          "request_sizes": [rs], "rs": rs, "rs_min": rs, "rs_max": rs, "rs_groups": None,
+          "rep": rep, "weight": 2 * rep * rs, **phase}
+    m.update(phases=[ph], weight=ph["weight"])
+    m["application"] = {**m["application"], "np": 2}
+    one = {"operation": "write", "access_type": "shared", "collective": collective, "rs": rs}
+    prof = Profile.from_points([{**one, "np": 1, "bw_Bps": rs / t1}, {**one, "np": 2, "bw_Bps": 2 * rs / t2}])
+    return m, ph, prof
+
+
 def test_computing_between_operations_meets_the_others_less_often():
     """Two processes writing 16 KiB each 64 times to one file, independently,
     computing k between operations (duration - io_time = 63 x k).  The profile,
@@ -466,17 +482,11 @@ def test_computing_between_operations_meets_the_others_less_often():
     not 64 x 20 us; k = 4 us: in lockstep, t = 10 + 10 - 4 = 16 us (the other
     root, 12.95 us, is less)."""
     KiB, us = 1024, 1e-6
-    m = json.loads(json.dumps(model("btio-B-4")))
-    ph = {**m["phases"][0], "collective": False, "np": 2, "ranks": "0-1", "iop": 1,
-          "request_sizes": [16 * KiB], "rs": 16 * KiB, "rs_min": 16 * KiB, "rs_max": 16 * KiB,
-          "rs_groups": None, "rep": 64, "weight": 2 * 64 * 16 * KiB,
-          "offsets": {"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
-          "io_time_s": 64 * 12 * us, "duration_s": 64 * 12 * us + 63 * 13 * us}
-    m.update(phases=[ph], weight=ph["weight"])
-    m["application"] = {**m["application"], "np": 2}
+    m, ph, prof = two_writers(
+        16 * KiB, 64, False, 10 * us, 20 * us,
+        offsets={"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
+        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
     one = {"operation": "write", "access_type": "shared", "collective": False, "rs": 16 * KiB}
-    prof = Profile.from_points([{**one, "np": 1, "bw_Bps": 16 * KiB / (10 * us)},
-                                {**one, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us)}])
     vc = types.SimpleNamespace(name="vc")
     [p] = predict(m, vc, prof)["phases"]
     assert p["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
@@ -511,17 +521,11 @@ def test_a_collective_phase_partly_done_before_its_last_process_came_in():
     the last came in (done_early_s), and the last one's own write is left:
     max(100, 180 - e) us.  e = 50 us: 130 us; e = 120 us: 100 us."""
     KiB, us = 1024, 1e-6
-    m = json.loads(json.dumps(model("btio-B-4")))
-    ph = {**m["phases"][0], "collective": True, "np": 2, "ranks": "0-1", "iop": 1,
-          "request_sizes": [256 * KiB], "rs": 256 * KiB, "rs_min": 256 * KiB, "rs_max": 256 * KiB,
-          "rs_groups": None, "rep": 1, "weight": 2 * 256 * KiB, "done_early_s": 50 * us,
-          "offsets": {"first": 0, "per_rank": 256 * KiB, "stride": None, "contiguous": True},
-          "io_time_s": 130 * us, "duration_s": 130 * us}
-    m.update(phases=[ph], weight=ph["weight"])
-    m["application"] = {**m["application"], "np": 2}
+    m, ph, prof = two_writers(
+        256 * KiB, 1, True, 100 * us, 180 * us, done_early_s=50 * us,
+        offsets={"first": 0, "per_rank": 256 * KiB, "stride": None, "contiguous": True},
+        io_time_s=130 * us, duration_s=130 * us)
     one = {"operation": "write", "access_type": "shared", "collective": True, "rs": 256 * KiB}
-    prof = Profile.from_points([{**one, "np": 1, "bw_Bps": 256 * KiB / (100 * us)},
-                                {**one, "np": 2, "bw_Bps": 2 * 256 * KiB / (180 * us)}])
     vc = types.SimpleNamespace(name="vc")
 
     def time_and_note(phase, profile=prof):
