@@ -291,7 +291,7 @@ def remeasure(result, work):
         measure_row(r, [model(t) for t in sorted(work.glob(f"{key}.{r['vc']}.*.trace"),
                                                  key=lambda t: int(t.suffixes[-2][1:]))])
     result["remeasured"] = (f"{datetime.date.today().isoformat()}: every trace analyzed again and the "
-                            "rows measured again (bench/accuracy.py --render --remeasure)")
+                            f"rows measured again by {code_version()} (bench/accuracy.py --render --remeasure)")
     return result
 
 
@@ -327,8 +327,8 @@ def repredict(result, work):
                  error_predicted=err(pred["io_time_s"], r["measured_io_time_s"]),
                  worst_phase_error_predicted=worst_error(r["phases"], "error_predicted"),
                  predict_notes=sorted({p.get("note", "") for p in pred["phases"]})[:5])
-    result["repredicted"] = (f"{datetime.date.today().isoformat()}: predicted_* recomputed from the run's "
-                             "saved models and profiles (bench/accuracy.py --render --repredict)")
+    result["repredicted"] = (f"{datetime.date.today().isoformat()}: predicted_* recomputed by {code_version()} "
+                             "from the run's saved models and profiles (bench/accuracy.py --render --repredict)")
     return result
 
 

@@ -2,6 +2,7 @@
 and errors, the goals and VC rankings they score, and other runs' rows
 combined with them.  No run happens here: --render rescores saved results."""
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -190,10 +191,21 @@ def combine(result, paths):
         result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
         result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
         result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else "")
-                                       + (f" (code {other['code']})" if other.get("code") else ""))
+                                       + (f" (code {other['code']}{again_by(other)})" if other.get("code") else ""))
         if other["machine"]["date"] not in result["machine"]["date"]:
             result["machine"]["date"] += f", {other['machine']['date']}"
     return result
+
+
+def again_by(result):
+    """'; analyzed again by C1; predicted again by C2' for a run whose rows later
+    code re-measured (--remeasure) or re-predicted (--repredict): its `code` is
+    then only the code that ran the VC."""
+    out = ""
+    for key, what in (("remeasured", "analyzed"), ("repredicted", "predicted")):
+        m = re.search(r" by (\S+) \(", result.get(key) or "")
+        out += f"; {what} again by {m.group(1)}" if m else ""
+    return out
 
 
 def only_vcs(result, vcs, path):
