@@ -203,7 +203,7 @@ def again_by(result):
     then only the code that ran the VC."""
     out = ""
     for key, what in (("remeasured", "analyzed"), ("repredicted", "predicted")):
-        m = re.search(r" by (\S+) \(", result.get(key) or "")
+        m = re.search(r" by (\S+) ", result.get(key) or "")
         out += f"; {what} again by {m.group(1)}" if m else ""
     return out
 
