@@ -4,7 +4,7 @@ and the README block between the <!-- bench:accuracy --> markers."""
 import statistics
 from pathlib import Path
 
-from accuracy_score import KINDS, STEADY, STEADY_PHASE, kinds, mpi_env_of_vc, spread
+from accuracy_score import KINDS, STEADY, STEADY_PHASE, again_by, kinds, mpi_env_of_vc, spread
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1 << 20
@@ -149,7 +149,7 @@ def render(result):
                if "modelled" in kinds(result["rows"]) else "") + ". "
             f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
             f"Open MPI settings of every run: {mpi_env_text(result)}."
-            + (f" Code: {result['code']}." if result.get("code") else "")
+            + (f" Code: {result['code']}{again_by(result)}." if result.get("code") else "")
             + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep, "
                f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
                f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
