@@ -90,6 +90,7 @@ class Cluster:
     profile_path: object             # Path or None
     bandwidth_points: list           # dicts: operation, np, rs, bw_Bps, access_type, collective
     network_bps: object = None       # bits/s when `network` is a measured figure, else None
+    fresh_files: bool = True         # repetitions write into new files (builtin --iomodel.fresh)
     prices: list = field(default_factory=list, repr=False)             # [(region, $/h, date)]
     persistent_prices: list = field(default_factory=list, repr=False)  # [(region, $/GB-month)]
 
@@ -466,7 +467,7 @@ def _parse(doc, path, region):
     # run: how to run there
     run = top.sub("run", required=False)
     run.check_keys(["launcher", "launcher_options", "hostfile", "workdir", "ior",
-                    "defeat_page_cache"])
+                    "defeat_page_cache", "fresh_files"])
     launcher = run.str("launcher", required=False, default="mpirun", choices=LAUNCHERS)
     lopts = run.raw("launcher_options", False, [])
     if lopts is None:
@@ -484,6 +485,7 @@ def _parse(doc, path, region):
     if ior and (os.sep in ior or ior.startswith("~")):
         ior = str(_resolve(base, ior))
     defeat = run.bool("defeat_page_cache", False)
+    fresh = run.bool("fresh_files", True)
 
     # measured bandwidth: a profile file and/or inline points
     prof = top.str("profile", required=False, nullable=True)
@@ -517,7 +519,7 @@ def _parse(doc, path, region):
         persistent_usd_per_gb_month=p_usd, network=net, local_fs=local_fs, global_fs=global_fs,
         stripe_size=stripe, io_library=lib, launcher=launcher, launcher_options=lopts,
         hostfile=hostfile, workdir=workdir, ior=ior, defeat_page_cache=defeat,
-        profile_path=profile_path, bandwidth_points=points, network_bps=net_bps,
+        fresh_files=fresh, profile_path=profile_path, bandwidth_points=points, network_bps=net_bps,
         prices=prices, persistent_prices=p_prices)
 
 

@@ -198,7 +198,8 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
                          f"(exit {rc})", output=out[-4000:])
             return entry
     summary = Path(outdir) / f"{name}.json"
-    argv = launcher_argv(cluster, inv.launch_np) + backend.argv(inv, prog, summary, repeat) + list(extra)
+    argv = launcher_argv(cluster, inv.launch_np) + backend.argv(
+        inv, prog, summary, repeat, getattr(cluster, "fresh_files", True)) + list(extra)
     before = steal_s()
     rc, out, secs, stdout = run_one(argv, timeout)
     # this machine's only: ranks launched onto other nodes have their own hosts

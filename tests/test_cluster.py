@@ -160,6 +160,7 @@ BAD = [  # (field to change, new value or KeyError to delete, field named in the
     ("run.launcher", "aprun", "run.launcher", "expected one of mpirun | srun, got 'aprun'"),
     ("run.launcher_options", {"a": 1}, "run.launcher_options", "expected a list of strings"),
     ("run.defeat_page_cache", "yes please", "run.defeat_page_cache", "expected true or false"),
+    ("run.fresh_files", 1, "run.fresh_files", "expected true or false, got 1"),
     ("io_servers.data", -1, "io_servers.data", "expected an integer >= 0, got -1"),
     ("storage.temporal.capacity_gb", "big", "storage.temporal.capacity_gb", "expected a number >= 0"),
     ("storage.persistent.prices.0.region", "ap-south-1", "storage.persistent.prices",
@@ -278,6 +279,7 @@ def test_defaults_of_optional_fields(tmp_path):
     assert (c.launcher, c.launcher_options, c.hostfile, c.workdir, c.ior) == \
         ("mpirun", [], None, ".", None)
     assert c.defeat_page_cache is False and c.profile_path is None and c.bandwidth_points == []
+    assert c.fresh_files is True
 
 
 @pytest.mark.parametrize("value,expect", [("64KB", 65536), ("64 KiB", 65536), ("64K", 65536),

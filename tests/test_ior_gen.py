@@ -481,6 +481,9 @@ def test_reread_is_written_and_read_in_one_run():
     assert get_backend("builtin").argv(w, "iomodel_replay", "s.json", 3)[-2:] == \
         ["--iomodel.fresh", "--iomodel.names=f0"]
     assert "--iomodel.fresh" not in get_backend("builtin").argv(w, "iomodel_replay", "s.json", 1)
+    # unless the cluster says run.fresh_files: false (a disk): IOR's removal between them
+    assert get_backend("builtin").argv(w, "iomodel_replay", "s.json", 3, False)[-3:] == \
+        ["-i", "3", "--iomodel.names=f0"]
     assert "--iomodel.fresh" not in get_backend("ior").argv(w, "ior", "s.json", 3)
     rr["reread_bytes"] = 4 * MIB * 2 - 1
     _, r2 = ior_invocations(make_model([make_phase(1, rep=2), rr]), cluster)

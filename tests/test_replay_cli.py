@@ -256,6 +256,30 @@ def test_characterize_repeat_is_passes_over_the_sweep(local_vc, tmp_path):
         sorted((f"pass{n}of5", s, i, r) for n in range(1, 6) for s, i, r in ((8, False, 1), (1, "3", 3)))
 
 
+def test_characterize_fresh_files_follows_the_cluster(local_vc, tmp_path):
+    """A one-operation write point takes -i 9 in its one pass (at least 9 in all); its repetitions
+    write into new files (--iomodel.fresh) unless the cluster description says
+    run.fresh_files: false (a disk, where the application writes where the
+    previous run's files were): then the command has -i 9 and no --iomodel.fresh.
+    The 8-operation point runs once, without it either way."""
+    def commands(vc, out):
+        p = run("characterize", "--vc", vc, "--backend", "builtin", "--sizes", "64k", "--np", "1",
+                "--ops", "write", "--access", "shared", "--collective", "independent",
+                "--bytes", "512k", "-o", out)
+        assert p.returncode == 0, p.stderr
+        runs = json.loads((out / "results.json").read_text())["runs"].values()
+        return sorted((e["command"][e["command"].index("-s") + 1],
+                       "-i" in e["command"] and e["command"][e["command"].index("-i") + 1],
+                       "--iomodel.fresh" in e["command"]) for e in runs)
+    assert commands(local_vc, tmp_path / "new") == [("1", "9", True), ("8", False, False)]
+    disk_like = tmp_path / "disk_like.yaml"
+    text = local_vc.read_text()
+    assert "defeat_page_cache: false\n" in text
+    disk_like.write_text(text.replace("defeat_page_cache: false\n",
+                                      "defeat_page_cache: false\n  fresh_files: false\n"))
+    assert commands(disk_like, tmp_path / "old") == [("1", "9", False), ("8", False, False)]
+
+
 def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, tmp_path):
     """Every run records the CPU time the hypervisor took from this machine while
     it ran (steal_s, from /proc/stat). A point's median leaves out the passes
