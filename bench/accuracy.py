@@ -16,7 +16,8 @@ points of --np also through views of pieces; every point --repeat times, the med
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s; on the Gluster VCs, with rereads read from the servers instead
 of the client's cache too: predicted_uncached_io_time_s), predicts from a replay of the model on the VC
-(replayed_io_time_s, IOR-style repetitions), and runs the application itself
+(replayed_io_time_s, IOR-style repetitions, each in a launch of its own unless
+--one-launch), and runs the application itself
 --repeat times on the VC under the tracer (tmpfs: --tmpfs-runs times, the Gluster VCs:
 --gluster-runs times, and their replays as many repetitions), its data directory on
 the VC's mount. The
@@ -183,6 +184,10 @@ class VC:
         # of 3 lands in about one row in ten, a median of 5 one in twenty
         self.runs = {"tmpfs": args.tmpfs_runs, "gluster": args.gluster_runs,
                      "gluster2": args.gluster_runs}.get(name, args.repeat)
+        # a replay's repetitions each in a launch of its own, as each application run
+        # is: tmpfs's memory bandwidth moves in stretches of seconds, so every
+        # repetition of one launch meets the same stretch
+        self.launches = 1 if args.one_launch else self.runs
         base = work / "vc" / name
         base.mkdir(parents=True, exist_ok=True)
         self.yaml = base / f"testbed-{name}.yaml"
@@ -379,6 +384,9 @@ def main():
                     help="--repeat for both Gluster VCs' application runs and replays, where "
                          "BT-IO's rereads take one of two modes by a race in the FUSE client "
                          "(default: %(default)s; their profiles keep --repeat)")
+    ap.add_argument("--one-launch", action="store_true",
+                    help="each replay's repetitions in one launch (IOR -i N), as before 2026-11-28, "
+                         "rather than each in a launch of its own, as each application run is")
     ap.add_argument("--recheck", default="tmpfs", metavar="VCS",
                     help="VCs characterized a second time after their applications ran, every row "
                          "predicted from both profiles: how far the VC itself moved meanwhile "
@@ -473,7 +481,8 @@ def main():
                         shutil.rmtree(vc.mount / "work", ignore_errors=True)
                         (vc.mount / "work").mkdir()
                         _, repl_steal = stolen(vc.run, [*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend",
-                                                        "builtin", "--repeat", str(vc.runs), "-o", rdir], log=log)
+                                                        "builtin", "--repeat", str(vc.runs), "--launches",
+                                                        str(vc.launches), "-o", rdir], log=log)
                         repl = predict(mpath, vc, ["--replay", rdir], log)
                         # and as modelled: the phases' offsets, the idle time between them and within
                         mdir = work / f"replay-modelled-{vc.name}-{key}"
@@ -481,7 +490,7 @@ def main():
                         (vc.mount / "work").mkdir()
                         _, modl_steal = stolen(vc.run, [*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend",
                                                         "builtin", "--as-modelled", "--repeat", str(vc.runs),
-                                                        "-o", mdir], log=log)
+                                                        "--launches", str(vc.launches), "-o", mdir], log=log)
                         modl = predict(mpath, vc, ["--replay", mdir], log)
                         # the application itself, vc.runs times: per phase the median duration
                         runs, steals = [], []
@@ -548,7 +557,8 @@ def main():
                                   "each from the last process's entry to the last one's exit), summed; measured_span_s: "
                                   "the same with duration_s (first start to last end)",
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
-              "repeat": args.repeat, "runs": {vc.name: vc.runs for vc in vcs}, "np": args.np, "rows": rows,
+              "repeat": args.repeat, "runs": {vc.name: vc.runs for vc in vcs},
+              "replay_launches": {vc.name: vc.launches for vc in vcs}, "np": args.np, "rows": rows,
               **({"resumed": "the work directory of a bench that stopped, its measurements reused "
                              "(wall_s: this run's part)"} if args.resume else {})}
     finish(result, args)

@@ -269,7 +269,7 @@ def cmd_replay(args):
     backend = get_backend(args.backend)
     out = args.output or f"replay-{model['application']['name']}-{cluster.name}"
     by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat, timeout=args.timeout,
-                                as_modelled=args.as_modelled)
+                                as_modelled=args.as_modelled, launches=args.launches)
     byid = {p["id"]: p for p in model["phases"]}
     print(f"\n{'IdPh':>10} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
     for first, last in model["runs"]:   # one row per run of identical phases, as `show`
@@ -442,6 +442,9 @@ def build_parser():
     rp.add_argument("--backend", choices=("ior", "builtin"), default="ior",
                     help="IOR from the cluster, or iomodel's own replayer (default: %(default)s)")
     rp.add_argument("--repeat", type=int, default=1, metavar="N", help="repetitions of each run (IOR -i)")
+    rp.add_argument("--launches", type=int, default=1, metavar="L",
+                    help="spread the --repeat repetitions over L launches of each run, the time "
+                    "their median over all (default: %(default)s: one launch, IOR -i N)")
     rp.add_argument("-o", "--output", metavar="DIR", help="results directory (default: replay-APP-VC)")
     rp.add_argument("--timeout", type=float, metavar="S", help="give up a run after S seconds")
     rp.add_argument("--as-modelled", action="store_true",

@@ -9,6 +9,7 @@ the others go on.
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -176,16 +177,51 @@ def think_time(phase):
     return max(0.0, phase["duration_s"] - phase["io_time_s"]) / (ops - 1)
 
 
-def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=()):
+def repetitions_per_launch(repeat, launches):
+    """`repeat` repetitions spread over `launches` launches, the first ones one
+    more when they do not divide: 9 over 3 is [3, 3, 3], 8 over 3 [3, 3, 2]."""
+    repeat = max(1, repeat)
+    if not 1 <= launches <= repeat:
+        raise ValueError(f"--launches {launches}: expected 1 to --repeat ({repeat}); each launch "
+                         f"runs at least one repetition")
+    base, extra = divmod(repeat, launches)
+    return [base + (k < extra) for k in range(launches)]
+
+
+def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=(), launches=1):
     """Run one invocation (and its setup, for reads); returns a result entry."""
     try:
-        return _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra)
+        return _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra, launches)
     finally:
         if inv.setup is not None:
             _remove_test_files(inv)    # reads keep their file (-k) for -i repetitions
 
 
-def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
+def _merge_launches(ops):
+    """One operation summary from several launches' (same invocation): every
+    repetition's time, in the order they ran, and the medians and bandwidths
+    of them all; IOR's mean bandwidth the mean over the launches."""
+    o = dict(ops[0])
+    n = sum(x.get("repetitions") or 1 for x in ops)
+    o.update(repetitions=n, bw_MiBps_mean=statistics.fmean(x["bw_MiBps_mean"] for x in ops),
+             bandwidth_Bps=statistics.fmean(x["bandwidth_Bps"] for x in ops),
+             launch_times_s=[x.get("io_time_s") or x.get("transfer_time_s") or x.get("mean_time_s")
+                             for x in ops])
+    bws = [x["bw_MiBps_mean"] for x in ops]
+    o["bw_MiBps_std"] = statistics.pstdev(bws) if len(bws) > 1 else 0.0
+    for key, bw in (("io", "io_bandwidth_Bps"), ("transfer", "transfer_bandwidth_Bps")):
+        times = [t for x in ops for t in (x.get(f"{key}_times_s") or [])]
+        whole = all(x.get(f"{key}_times_s") for x in ops)
+        t = statistics.median(times) if whole else None
+        o[f"{key}_times_s"], o[f"{key}_time_s"] = (times, t) if whole else (None, None)
+        o[bw] = o["aggregate_bytes"] / t if t else None
+    if o["io_time_s"] is None and o["transfer_time_s"] is None:   # text output: no repetitions
+        o["mean_time_s"] = statistics.median(x["mean_time_s"] for x in ops)
+        o["bandwidth_Bps"] = o["aggregate_bytes"] / o["mean_time_s"]
+    return o
+
+
+def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra, launches=1):
     name = f"phases-{inv.phase_ids[0]}-{inv.phase_ids[-1]}-{inv.operation}"
     entry = {"phase_ids": list(inv.phase_ids), "operation": inv.operation, "np": inv.np,
              "backend": backend.name, "ok": False}
@@ -197,26 +233,34 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
             entry.update(command=argv, error=f"the write that prepares the file to read failed "
                          f"(exit {rc})", output=out[-4000:])
             return entry
-    summary = Path(outdir) / f"{name}.json"
-    argv = launcher_argv(cluster, inv.launch_np) + backend.argv(
-        inv, prog, summary, repeat, getattr(cluster, "fresh_files", True)) + list(extra)
-    before = steal_s()
-    rc, out, secs, stdout = run_one(argv, timeout)
-    # this machine's only: ranks launched onto other nodes have their own hosts
-    entry.update(command=argv, seconds=secs, steal_s=stolen_since(before))
-    if rc != 0:
-        entry.update(error=f"exit {rc}", output=out[-4000:])
-        return entry
-    try:
-        ops = backend.parse(stdout, summary if summary.exists() else None)
-    except ValueError as e:
-        entry.update(error=str(e), output=out[-4000:])
-        return entry
-    mine = [o for o in ops if o["operation"] == inv.operation]
-    if not mine:
-        entry.update(error=f"no {inv.operation} result in the output", output=out[-4000:])
-        return entry
-    o = mine[0]
+    counts = repetitions_per_launch(repeat, launches)
+    ops, total_s, steal = [], 0.0, 0.0
+    for k, n in enumerate(counts):
+        which = f" (launch {k + 1} of {len(counts)})" if len(counts) > 1 else ""
+        summary = Path(outdir) / (f"{name}.json" if len(counts) == 1 else f"{name}.launch{k + 1}.json")
+        argv = launcher_argv(cluster, inv.launch_np) + backend.argv(
+            inv, prog, summary, n, getattr(cluster, "fresh_files", True)) + list(extra)
+        before = steal_s()
+        rc, out, secs, stdout = run_one(argv, timeout)
+        stolen = stolen_since(before)
+        total_s += secs
+        steal = None if stolen is None or steal is None else round(steal + stolen, 3)
+        # this machine's only: ranks launched onto other nodes have their own hosts
+        entry.update(command=argv, seconds=round(total_s, 3), steal_s=steal)
+        if rc != 0:
+            entry.update(error=f"exit {rc}{which}", output=out[-4000:])
+            return entry
+        try:
+            parsed = backend.parse(stdout, summary if summary.exists() else None)
+        except ValueError as e:
+            entry.update(error=f"{e}{which}", output=out[-4000:])
+            return entry
+        mine = [o for o in parsed if o["operation"] == inv.operation]
+        if not mine:
+            entry.update(error=f"no {inv.operation} result in the output{which}", output=out[-4000:])
+            return entry
+        ops.append(mine[0])
+    o = ops[0] if len(ops) == 1 else _merge_launches(ops)
     mean = o["bandwidth_Bps"]
     std = o.get("bw_MiBps_std") or 0.0
     # BW_CH: bytes over the transfers' time.  A traced phase's io_time_s is the
@@ -231,6 +275,8 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
                  open_to_close_s=o.get("mean_time_s"),
                  bytes=o.get("aggregate_bytes"), repetitions=o.get("repetitions", repeat),
                  variation=(std * 2**20 / mean) if mean else None)
+    if len(ops) > 1:    # each launch's own median, in the order they ran
+        entry.update(launches=len(ops), launch_times_s=o["launch_times_s"])
     reps = o.get("io_times_s") or o.get("transfer_times_s")
     if reps and len(reps) > 1:     # what time_s is the median of, in the order they ran
         entry["rep_times_s"] = reps
@@ -238,12 +284,14 @@ def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra):
 
 
 def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys.stderr,
-           as_modelled=False):
+           as_modelled=False, launches=1):
     """Run every invocation of the model; returns (results by phase id, failures).
-    as_modelled (built-in backend): the phases' own offsets and idle gaps."""
+    as_modelled (built-in backend): the phases' own offsets and idle gaps.
+    launches: the repetitions spread over that many launches of each invocation."""
     from .ior import ior_invocations
     if as_modelled and backend.name != "builtin":
         raise ValueError("--as-modelled needs --backend builtin: IOR has only its own layout")
+    repetitions_per_launch(repeat, launches)     # a bad count fails before anything runs
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -261,7 +309,7 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
             print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
             continue
         print(f"{head} ...", file=progress, end="", flush=True)
-        entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra)
+        entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra, launches)
         entry["approximations"] = list(getattr(inv, "approximations", []))
         entry["as_modelled"] = extra
         state.record(key, entry)

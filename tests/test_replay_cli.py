@@ -74,6 +74,43 @@ def test_replay_measures_every_phase_and_resumes(model, local_vc, tmp_path):
         assert ph["time_s"] == pytest.approx(ph["weight"] / bw[ph["id"]])
 
 
+def test_replay_spreads_repetitions_over_launches(model, local_vc, tmp_path):
+    """--repeat 5 --launches 2: launches of 3 and 2 repetitions (-i 3, -i 2), each
+    with its own summary; the time is the median of all five repetitions."""
+    import statistics
+    from iomodel.replay.runner import repetitions_per_launch
+    assert repetitions_per_launch(9, 3) == [3, 3, 3] and repetitions_per_launch(8, 3) == [3, 3, 2]
+    assert repetitions_per_launch(1, 1) == [1]
+    out = tmp_path / "spread"
+    p = run("replay", model, "--vc", local_vc, "--backend", "builtin", "--repeat", "5",
+            "--launches", "2", "-o", out)
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "results.json").read_text())["runs"]
+    assert len(res) == 2
+    for entry in res.values():
+        assert entry["ok"] and entry["repetitions"] == 5 and entry["launches"] == 2
+        assert len(entry["rep_times_s"]) == 5 and len(entry["launch_times_s"]) == 2
+        assert entry["time_s"] == pytest.approx(statistics.median(entry["rep_times_s"]))
+        # 6 segments x 4 ranks x 4096 B a repetition, over the median time
+        assert entry["bytes"] == 98304
+        assert entry["bandwidth_Bps"] == pytest.approx(98304 / entry["time_s"])
+        # the last launch's command: its two repetitions
+        i = entry["command"].index("-i")
+        assert entry["command"][i + 1] == "2"
+        name = f"phases-{entry['phase_ids'][0]}-{entry['phase_ids'][-1]}-{entry['operation']}"
+        reps = [json.loads((out / f"{name}.launch{k}.json").read_text())["tests"][0]["Parameters"]
+                ["repetitions"] for k in (1, 2)]
+        assert reps == [3, 2]
+    # a count no repetition fits: one message, nothing run
+    for bad in ("0", "6"):
+        p = run("replay", model, "--vc", local_vc, "--backend", "builtin", "--repeat", "5",
+                "--launches", bad, "-o", tmp_path / f"bad{bad}")
+        assert p.returncode == 2
+        assert p.stderr.strip() == (f"iomodel: error: --launches {bad}: expected 1 to --repeat (5); "
+                                    "each launch runs at least one repetition")
+        assert not (tmp_path / f"bad{bad}").exists()
+
+
 def test_a_failing_run_is_reported_and_the_rest_goes_on(model, local_vc, tmp_path):
     # a work directory that cannot be created: every run fails, each is reported
     bad = tmp_path / "bad.yaml"
