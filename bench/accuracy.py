@@ -1,7 +1,7 @@
 """Prediction accuracy against real runs on the testbed VCs (issue 5).
 
     .venv/bin/python bench/accuracy.py [--vcs tmpfs,disk,gluster,gluster2] [--repeat 3] [--tmpfs-runs 9]
-                                       [--gluster-runs 5]
+                                       [--gluster-runs 5] [--launch-each]
                                        [--disk-mibps 60] [--gluster-rate 300mbit]
                                        [--gluster2-rate 100mbit] [--apps A,B] [--no-readme]
                                        [--keep] [--resume WORKDIR]
@@ -16,8 +16,8 @@ points of --np also through views of pieces; every point --repeat times, the med
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s; on the Gluster VCs, with rereads read from the servers instead
 of the client's cache too: predicted_uncached_io_time_s), predicts from a replay of the model on the VC
-(replayed_io_time_s, IOR-style repetitions, each in a launch of its own unless
---one-launch), and runs the application itself
+(replayed_io_time_s, IOR-style repetitions in one launch, or with --launch-each each
+in a launch of its own), and runs the application itself
 --repeat times on the VC under the tracer (tmpfs: --tmpfs-runs times, the Gluster VCs:
 --gluster-runs times, and their replays as many repetitions), its data directory on
 the VC's mount. The
@@ -184,10 +184,11 @@ class VC:
         # of 3 lands in about one row in ten, a median of 5 one in twenty
         self.runs = {"tmpfs": args.tmpfs_runs, "gluster": args.gluster_runs,
                      "gluster2": args.gluster_runs}.get(name, args.repeat)
-        # a replay's repetitions each in a launch of its own, as each application run
-        # is: tmpfs's memory bandwidth moves in stretches of seconds, so every
-        # repetition of one launch meets the same stretch
-        self.launches = 1 if args.one_launch else self.runs
+        # a replay's repetitions in one launch (IOR -i), or with --launch-each each in
+        # a launch of its own, as each application run is (run 53): on tmpfs a launch
+        # of one repetition took 8% to 14% longer than one of nine, by hand in ten
+        # rounds with the application, whose median was nearer the one launch's
+        self.launches = self.runs if args.launch_each else 1
         base = work / "vc" / name
         base.mkdir(parents=True, exist_ok=True)
         self.yaml = base / f"testbed-{name}.yaml"
@@ -384,9 +385,9 @@ def main():
                     help="--repeat for both Gluster VCs' application runs and replays, where "
                          "BT-IO's rereads take one of two modes by a race in the FUSE client "
                          "(default: %(default)s; their profiles keep --repeat)")
-    ap.add_argument("--one-launch", action="store_true",
-                    help="each replay's repetitions in one launch (IOR -i N), as before 2026-11-28, "
-                         "rather than each in a launch of its own, as each application run is")
+    ap.add_argument("--launch-each", action="store_true",
+                    help="each replay repetition in a launch of its own (`replay --launches` as "
+                         "many), as each application run is, rather than all in one (IOR -i N)")
     ap.add_argument("--recheck", default="tmpfs", metavar="VCS",
                     help="VCs characterized a second time after their applications ran, every row "
                          "predicted from both profiles: how far the VC itself moved meanwhile "

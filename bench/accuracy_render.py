@@ -4,7 +4,7 @@ and the README block between the <!-- bench:accuracy --> markers."""
 import statistics
 from pathlib import Path
 
-from accuracy_score import KINDS, STEADY, STEADY_PHASE, again_by, kinds, mpi_env_of_vc, spread
+from accuracy_score import KINDS, STEADY, STEADY_PHASE, again_by, kinds, launches_of_vc, mpi_env_of_vc, spread
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 1 << 20
@@ -123,6 +123,17 @@ def mpi_env_text(result):
     return "; ".join(f"`{env}` ({', '.join(vcs)})" for env, vcs in groups.items())
 
 
+def launch_text(result):
+    """How each VC's replays spread their repetitions over launches."""
+    launches = launches_of_vc(result)
+    own = [vc for vc, n in launches.items() if n > 1]
+    if not own:
+        return ""
+    one = [vc for vc, n in launches.items() if n == 1]
+    return (", each repetition in a launch of its own (`--launches` as many)"
+            + (f" on {', '.join(own)}, all in one launch on {', '.join(one)}" if one else ""))
+
+
 def render(result):
     mach, rep = result["machine"], result.get("repeat", 1)
     other = {vc: n for vc, n in result.get("runs", {}).items() if n != rep}
@@ -144,6 +155,7 @@ def render(result):
             f"the same with the phases' `duration_s`. Runs spread: (slowest - fastest) of the runs' "
             f"I/O times / the measured I/O time; a phase's runs agree when their times in calls "
             f"do, (slowest - fastest) / median. Replayed: `iomodel replay --repeat {rep}`{others}"
+            f"{launch_text(result)}"
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run and its computing between a phase's operations)"
                if "modelled" in kinds(result["rows"]) else "") + ". "

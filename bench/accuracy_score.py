@@ -185,6 +185,7 @@ def combine(result, paths):
             sys.exit(f"bench/accuracy.py: {path}: another --np or --repeat")
         result.setdefault("combined_from", [])
         result["mpi_env_of_vc"] = {**mpi_env_of_vc(result), **mpi_env_of_vc(other)}
+        result["replay_launches"] = {**launches_of_vc(result), **launches_of_vc(other)}
         result["rows"] += other["rows"]
         result["vcs"].update(other["vcs"])
         result["runs"].update(other.get("runs", {}))
@@ -221,10 +222,17 @@ def only_vcs(result, vcs, path):
         if isinstance(result["vcs"], dict) else [vc for vc in result["vcs"] if vc in vcs]
     out["rows"] = [r for r in result["rows"] if r["vc"] in vcs]
     out["runs"] = {k: v for k, v in result.get("runs", {}).items() if k in vcs}
+    out["replay_launches"] = {k: v for k, v in launches_of_vc(result).items() if k in vcs}
     out["characterize"] = {k: v for k, v in result["characterize"].items() if k == "args" or k in vcs}
     out["wall_s"] = sum(v.get("seconds", 0) for k, v in out["characterize"].items()
                         if k != "args" and isinstance(v, dict))
     return out
+
+
+def launches_of_vc(result):
+    """{VC: launches each replay's repetitions were spread over}; 1 for runs
+    before 2026-11-28, which ran them all in one launch."""
+    return result.get("replay_launches") or {vc: 1 for vc in result["vcs"]}
 
 
 def mpi_env_of_vc(result):
