@@ -502,14 +502,13 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     slowest process's time in its calls, less the time its first call waited
     for the last process to enter a collective one (_busy_after_entry).
     Returns it and, of the former phases, the sum over their calls of the
-    time the process that entered first spent in a call before the last
-    process entered (NaN for the other phases): I/O it did on its own, which
-    the time from the last entry leaves out.  Open MPI's collective write of
-    contiguous parts at 2 processes is such (each process writes its part
-    alone: py_io's ranks, entering 0 to 190 us apart on tmpfs, took max(t_1,
-    t_2 - that time), t_1 and t_2 one write alone and two together); at 3 or
-    more it is not (the first in waits for the last), so there a call counts
-    only when the first process left it before the last entered, else 0."""
+    time the process that entered first spent in a call it left before the
+    last process entered (0 for the other calls; NaN for the other phases):
+    I/O it did on its own, which the time from the last entry leaves out.
+    Open MPI's collective write of contiguous parts at 2 processes is such
+    (each process writes its part alone), at 3 or more it is not (the first
+    in waits for the last); a call the first process leaves after the last
+    entry does not tell, and counts 0."""
     busy = agg["busy"]
     if calls is None:
         return busy, np.full(len(busy), np.nan)
@@ -519,13 +518,7 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     found[found] = phase_keys[p[found]] == ck[found]
     dur = np.maximum(calls["t1"] - calls["t0"], 0.0)
     per_call = np.bincount(p[found], weights=dur[found], minlength=len(phase_keys))
-    # the first process's time in a call before the last one came in: at 2
-    # processes its own part (Open MPI writes each on its own), at 3 or more a
-    # wait, of which only a call it left before the last came in tells
-    before_last = np.maximum(np.minimum(calls["t1_first"], calls["t0"]) - calls["t0_first"], 0.0)
-    two = np.zeros(len(ck), bool)
-    two[found] = agg["count"][p[found]] == 2
-    alone = np.where(two | (calls["t1_first"] <= calls["t0"]), before_last, 0.0)
+    alone = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
     ncalls = np.bincount(p[found], minlength=len(phase_keys))
     early = np.bincount(p[found], weights=alone[found], minlength=len(phase_keys))
     nops = s("rep").astype(np.int64) * s("iop")

@@ -250,8 +250,8 @@ def _done_early(phase, profile, op, args, bw):
     the profile's processes start together.  Open MPI's collective write of
     contiguous parts at 2 processes does each part on its own (s3d_like's
     through a view, too, in some of its calls): py_io's ranks
-    entered 0 to 190 us apart on tmpfs, the first writing its part meanwhile
-    (one left 112 us after it came in, before the other had).  With t_1 the np 1 point's time and t_np the np
+    entered 0 to 190 us apart on tmpfs, and one left 112 us after it came in,
+    before the other had.  With t_1 the np 1 point's time and t_np the np
     point's, the work shared (two writers of one tmpfs file take turns at its
     lock: 138 us alone, 254 us together for 256 KiB), e of it is done before
     the last entry and the last process's own part is still to do:

@@ -209,32 +209,6 @@ def test_a_collective_phase_done_early_by_the_first_process_in(traced, tmp_path)
     assert p["io_time_s"] == pytest.approx(sum(e["t_end"] - e["t_start"] for e in mine[1]), rel=1e-9)
 
 
-def test_done_early_at_two_processes_is_the_first_ones_time_before_the_last_came_in(traced, tmp_path):
-    """ior_like segmented at 2 ranks: six MPI_File_write_at_all of 4 KiB per rank
-    (one phase), a barrier, six MPI_File_read_at_all (another). At 2 processes
-    Open MPI does each rank's contiguous part on its own, so what the first
-    process in did before the other came in was its own I/O, whether or not it
-    was done by then: per call, its time from its entry to the other's entry or
-    to its own exit, whichever came first, summed over the six calls."""
-    run = traced("ior_like", 2, "segmented")
-    m = analyze(run, tmp_path / "model.json")
-    assert [(p["operation"], p["collective"], p["np"], p["rep"]) for p in m["phases"]] == \
-        [("write", True, 2, 6), ("read", True, 2, 6)]
-    ev = rank_events(Trace(run.trace_dir))
-    for p in m["phases"]:
-        mine = {r: [e for e in v if e["data"] and bool(e["write"]) == (p["operation"] == "write")]
-                for r, v in ev.items()}
-        assert [len(v) for v in mine.values()] == [6, 6]
-        expected = 0.0
-        for a, b in zip(mine[0], mine[1]):
-            first, last = (a, b) if a["t_start"] <= b["t_start"] else (b, a)
-            expected += max(0.0, min(first["t_end"], last["t_start"]) - first["t_start"])
-        # two clocks' readings are never exactly equal: some time was done early
-        assert expected > 0
-        assert p["done_early_s"] == pytest.approx(expected, rel=1e-9, abs=1e-12)
-        assert p["io_time_s"] == pytest.approx(calls_time(mine), rel=1e-9, abs=1e-12)
-
-
 def test_phase_io_time_counts_the_wait_hidden_in_set_view_between_collective_writes(traced, tmp_path):
     """s3d_like at 2 ranks: per file, 4 MPI_File_write_all (11L, L, L and 3L
     bytes, L = 16 KiB) with a collective MPI_File_set_view before each.
