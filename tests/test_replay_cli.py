@@ -90,6 +90,9 @@ def test_replay_spreads_repetitions_over_launches(model, local_vc, tmp_path):
     for entry in res.values():
         assert entry["ok"] and entry["repetitions"] == 5 and entry["launches"] == 2
         assert len(entry["rep_times_s"]) == 5 and len(entry["launch_times_s"]) == 2
+        # each launch's median, of its own repetitions in the order they ran
+        reps_of = (entry["rep_times_s"][:3], entry["rep_times_s"][3:])
+        assert entry["launch_times_s"] == [pytest.approx(statistics.median(r)) for r in reps_of]
         assert entry["time_s"] == pytest.approx(statistics.median(entry["rep_times_s"]))
         # 6 segments x 4 ranks x 4096 B a repetition, over the median time
         assert entry["bytes"] == 98304
