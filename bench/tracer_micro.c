@@ -1,7 +1,10 @@
 /* Tracer microbenchmark: time per call of MPI_File_write_at (0 bytes and
- * 4 KiB, on a file in /dev/shm) and of a communication call with no I/O
- * (MPI_Barrier on MPI_COMM_SELF), run once untraced and once traced by
- * bench/tracer_bench.py; the difference is the tracer's cost per call.
+ * 4 KiB, on a file in /dev/shm), of a communication call with no I/O
+ * (MPI_Barrier on MPI_COMM_SELF) and of MPI_File_set_view with S3D-IO's
+ * filetype (one of 2 ranks' part of 16 arrays of 48^3 doubles: a subarray
+ * {16,48,48,48} of {16,24,48,48}, 6.75 MiB in 16 runs), run once untraced and
+ * once traced by bench/tracer_bench.py; the difference is the tracer's cost
+ * per call.
  *
  * usage: tracer_micro DIR CALLS          prints one line of JSON */
 #include <mpi.h>
@@ -33,7 +36,7 @@ int main(int argc, char **argv)
     memset(buf, 7, sizeof buf);
     MPI_File fh;
     MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
-    double t[3];
+    double t[4];
     const int sizes[2] = {0, 4096};
     for (int s = 0; s < 2; s++) {
         for (long i = 0; i < n / 10; i++) /* warm up: page cache, file size */
@@ -46,11 +49,21 @@ int main(int argc, char **argv)
     double t0 = now();
     for (long i = 0; i < n; i++) MPI_Barrier(MPI_COMM_SELF);
     t[2] = (now() - t0) / n;
+    const int gsz[4] = {16, 48, 48, 48}, sub[4] = {16, 24, 48, 48}, start[4] = {0, 0, 0, 0};
+    MPI_Datatype slab;
+    MPI_Type_create_subarray(4, gsz, sub, start, MPI_ORDER_C, MPI_DOUBLE, &slab);
+    MPI_Type_commit(&slab);
+    long nv = n / 2000 > 20 ? n / 2000 : 20;
+    t0 = now();
+    for (long i = 0; i < nv; i++)
+        MPI_File_set_view(fh, 512, MPI_DOUBLE, slab, "native", MPI_INFO_NULL);
+    t[3] = (now() - t0) / nv;
+    MPI_Type_free(&slab);
     MPI_File_close(&fh);
     unlink(path);
     if (rank == 0)
-        printf("{\"write0_ns\": %.2f, \"write4k_ns\": %.2f, \"comm_ns\": %.2f}\n",
-               t[0] * 1e9, t[1] * 1e9, t[2] * 1e9);
+        printf("{\"write0_ns\": %.2f, \"write4k_ns\": %.2f, \"comm_ns\": %.2f, \"view_ns\": %.1f}\n",
+               t[0] * 1e9, t[1] * 1e9, t[2] * 1e9, t[3] * 1e9);
     MPI_Finalize();
     return 0;
 }

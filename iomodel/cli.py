@@ -500,12 +500,24 @@ def build_parser():
     return p
 
 
+def _input_error(e):
+    """A bad input's error (a trace, model, cluster, profile, a missing program)?  A
+    TraceError can only come from the analyzer once loaded: main does not import it,
+    so that `iomodel trace` starts the application without numpy and pyarrow loaded
+    (OpenBLAS's threads spin for a while after numpy's import, on the cores the
+    application is about to run on)."""
+    tracefile = sys.modules.get("iomodel.analyzer.tracefile")
+    return isinstance(e, (ValueError, OSError, RuntimeError)) or (
+        tracefile is not None and isinstance(e, tracefile.TraceError))
+
+
 def main(argv=None):
-    from iomodel.analyzer.tracefile import TraceError
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (TraceError, ValueError, OSError, RuntimeError) as e:
+    except Exception as e:
+        if not _input_error(e):
+            raise
         # bad input (a trace, model, cluster, profile, a missing program): one line
         # naming the file and the problem; IOMODEL_DEBUG=1 shows the traceback
         if os.environ.get("IOMODEL_DEBUG"):

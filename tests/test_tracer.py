@@ -281,3 +281,31 @@ def test_huge_filetype_is_capped_and_marked(traced):
         assert list(zip(v["block_offsets"], v["block_lengths"])) == want[:2]
     data = [e for e in trace.events.to_pylist() if e["data"]]
     assert len(data) == 2 * 5 * NP and not any(e["resolved"] for e in data)
+
+
+def test_subarray_views_flatten_to_the_hand_computed_blocks(traced):
+    # view_types.c's five filetypes; the blocks in its header, worked out by hand.
+    # A and C cover whole inner dimensions: one run each, not one block per element.
+    views = traced("view_types", 1).trace().views.to_pylist()
+    got = [list(zip(v["block_offsets"], v["block_lengths"])) for v in views]
+    assert got == [
+        [(192, 384)],
+        [(256, 96), (448, 96)],
+        [(256, 96), (448, 96)],
+        [(64 + 8 * k, 4) for k in range(16)],
+        [(64, 16), (104, 16)],
+    ]
+    assert [v["blocks"] for v in views] == [1, 2, 2, 16, 2]
+    assert not any(v["capped"] for v in views)
+    assert [v["filetype_extent"] for v in views] == [768, 768, 768, 192, 120]
+
+
+def test_trace_launches_without_numpy_or_pyarrow_loaded(tmp_path):
+    # OpenBLAS's threads spin for about 0.2 s of CPU after numpy's import: the
+    # launcher must not load it while the application starts on the same cores.
+    code = ("import sys; from iomodel.cli import main; "
+            "rc = main(['trace', '-o', sys.argv[1], '--', 'true']); "
+            "print(rc, [m for m in ('numpy', 'pyarrow') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t")], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["0", "[]"]
