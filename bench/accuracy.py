@@ -155,9 +155,16 @@ def sh(cmd, env, timeout=900, check=True, log=None):
                           stderr=subprocess.PIPE, text=True, start_new_session=True) as p:
         try:
             out, errs = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException:  # a timeout, or the bench interrupted (Ctrl-C) or terminated
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
+            # the group's last processes must be gone before the VC's stop unmounts
+            for _ in range(100):
+                try:
+                    os.killpg(p.pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.1)
             raise
     p = subprocess.CompletedProcess(p.args, p.returncode, out, errs)
     if log is not None:
@@ -368,6 +375,9 @@ def recheck(vc, work, char, timeout, homes, rows, profiles, log):
 
 
 def main():
+    # kill or a scheduler's time limit (SIGTERM) unwinds as Ctrl-C does: the finally
+    # blocks end the running command's process group and stop every VC started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vcs", default="tmpfs,disk,gluster,gluster2")
     ap.add_argument("--apps", default=None, help="comma-separated app names (default: all)")
