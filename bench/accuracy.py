@@ -156,7 +156,10 @@ def sh(cmd, env, timeout=900, check=True, log=None):
         try:
             out, errs = p.communicate(timeout=timeout)
         except BaseException:  # a timeout, or the bench interrupted (Ctrl-C) or terminated
-            os.killpg(p.pid, signal.SIGKILL)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:  # the group had already ended
+                pass
             p.communicate()
             # the group's last processes must be gone before the VC's stop unmounts
             for _ in range(100):

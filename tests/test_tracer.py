@@ -309,3 +309,14 @@ def test_trace_launches_without_numpy_or_pyarrow_loaded(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t")], capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["0", "[]"]
+
+
+def test_subarray_views_over_the_cap_keep_their_first_blocks(traced):
+    # The same five filetypes with room for one block: A is one run, the others
+    # keep their first block and are marked capped (D's element alone, an int at
+    # 0 and one at 8, is over the cap: its first int at 64).
+    env = {"IOMODEL_MAX_VIEW_BLOCKS": "1"}
+    views = traced("view_types", 1, env=env).trace().views.to_pylist()
+    got = [list(zip(v["block_offsets"], v["block_lengths"])) for v in views]
+    assert got == [[(192, 384)], [(256, 96)], [(256, 96)], [(64, 4)], [(64, 16)]]
+    assert [v["capped"] for v in views] == [False, True, True, True, True]

@@ -83,7 +83,6 @@ static void subarray(int nd, const int *sizes, const int *subs, const int *start
     one.max = o->max;
     flatten_at(t, 0, &one);
     if (one.undecoded) o->undecoded = 1;
-    if (one.capped) { o->capped = 1; free(one.b); return; }
     /* dimensions dim[0..k] form one run of `count` copies of the element */
     int k = 0;
     int64_t count = subs[dim[0]];
@@ -104,6 +103,7 @@ static void subarray(int nd, const int *sizes, const int *subs, const int *start
         for (i = k + 1; i < nd && ++idx[dim[i]] == subs[dim[i]]; i++) idx[dim[i]] = 0;
         if (i >= nd) break;
     }
+    if (one.capped) o->capped = 1; /* the element alone is over the cap: its first blocks are kept */
     free(one.b);
 }
 
