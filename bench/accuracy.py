@@ -119,7 +119,12 @@ def char_args(np, repeat):
             # on the two-server Gluster VC, the shared points again on files of one 4 MiB shard:
             # such a file sits on one server, its 16 KiB writes 7% slower than the sweep's
             # 16 MiB file's (docs/accuracy.md, "Where shards go"); the other VCs: a note
-            "--one-stripe"]
+            "--one-stripe",
+            # the independent points of 2 processes again computing 1 ms between operations:
+            # how much of the applications' computing between writes each VC gives back to
+            # the other's waits (the disk none, Gluster most: bench/think_time.py), about
+            # as long as a 64 KiB write's wait on the disk and Gluster
+            "--think", "1ms"]
 
 
 def code_version():

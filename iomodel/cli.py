@@ -324,12 +324,24 @@ def cmd_characterize(args):
             raise ValueError(f"--buffer-offsets {args.buffer_offsets}: expected bytes from 0 to "
                              f"4095, got {x!r}")
         offsets.append(int(x))
+    thinks = []
+    for x in (args.think or "").split(",") if args.think else []:
+        per_s = 1e3 if x.endswith("ms") else 1e6 if x.endswith("us") else 1.0
+        try:
+            k = float(x[:-2] if per_s != 1.0 else x) / per_s
+        except ValueError:
+            k = -1.0
+        if not 0 < k <= 1:
+            raise ValueError(f"--think {args.think}: expected times from 1us to 1 (seconds, or "
+                             f"with ms or us), got {x!r}")
+        thinks.append(k)
     out = args.output or f"characterize-{cluster.name}"
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
                                      pieces=_sizes(args.pieces) or (), job_np=args.job_np,
-                                     buffer_offsets=offsets, one_stripe=args.one_stripe, **sweep)
+                                     buffer_offsets=offsets, one_stripe=args.one_stripe,
+                                     thinks=thinks, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -479,6 +491,13 @@ def build_parser():
                     "model's buffer_offset); copies from the page cache into such a buffer can be "
                     "several times slower, and through FUSE direct I/O its transfers need one more "
                     "request (default: none)")
+    ch.add_argument("--think", metavar="K,...",
+                    help="also measure each independent point of several processes with them "
+                    "computing K between their operations, e.g. 1ms (seconds, or with ms or us; "
+                    "builtin backend): how much of an application's computing between operations "
+                    "the storage gives back to the others' waits, which a device serving requests "
+                    "in turn does and one shared among them does not (default: none; predictions "
+                    "then take it as given back)")
     ch.add_argument("--one-stripe", action="store_true",
                     help="on a cluster whose file system stripes files over several data servers "
                     "(its description's io_servers.data and filesystem.stripe_size), also measure "

@@ -55,9 +55,10 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
             segments = min(segments, file_cap // rs)
     piece = point.get("piece")
     boff = point.get("buffer_offset") or 0
+    think = [f"--iomodel.think={point['think_s']:.6f}"] if point.get("think_s") else []
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
                     f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else "")
-                    + (f".o{boff}" if boff else ""))
+                    + (f".o{boff}" if boff else "") + (f".k{point['think_s']:g}" if think else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
     if unique and place is not None:
         test_file = place(test_file, n)
@@ -73,12 +74,12 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     # read): a sweep of writes alone left up to `--bytes` per point on the cluster's
     # storage, and each point ran on storage filled by the ones before it.
     if point["operation"] == "write":
-        return Invocation(operation="write", flags=["-w", *extra], job_np=idle, **common)
+        return Invocation(operation="write", flags=["-w", *extra, *think], job_np=idle, **common)
     if point["operation"] == "reread":
-        return Invocation(operation="read", flags=["-w", "-r"], reread=True, **common)
+        return Invocation(operation="read", flags=["-w", "-r", *think], reread=True, **common)
     setup = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
-    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra], setup=setup, job_np=idle,
-                      **common)
+    return Invocation(operation="read", flags=["-r", "-E", "-k", *extra, *think], setup=setup,
+                      job_np=idle, **common)
 
 
 # A run of one operation per process lasts one request: a single one is at the
@@ -163,6 +164,20 @@ def offset_points(points, offsets):
                                               or not pt["collective"])]
 
 
+def think_points(points, thinks):
+    """For each independent point of several processes: the same with every
+    process computing (spinning, --iomodel.think) so many seconds between its
+    operations.  How much of that time a device gives back to the others'
+    waits is its own: one that serves requests in turn gives it all (the
+    others have it alone meanwhile), one that shares itself among the
+    requests in flight keeps the processes in step and gives none (the
+    testbed's disk; bench/think_time.py).  predict's rule for an application
+    computing between its operations reads it (Profile.given_back)."""
+    return [{**pt, "think_s": k} for pt in points for k in thinks
+            if k and pt["np"] > 1 and not pt["collective"] and not pt.get("piece")
+            and not pt.get("buffer_offset")]
+
+
 def one_stripe_segments(point, target_bytes, stripe):
     """Operations per process of the one-stripe variant of a point (its shared
     file within `stripe` bytes), or None when it needs none: a view, a unique
@@ -211,7 +226,7 @@ def _spreader(cluster, placed):
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
-                 buffer_offsets=(), one_stripe=False, **sweep):
+                 buffer_offsets=(), one_stripe=False, thinks=(), **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
@@ -225,13 +240,19 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     backend only).  one_stripe: on a cluster of several data servers that
     stripes files (its stripe_size), also measure each contiguous shared point
     whose file spans more than a stripe on a file of one stripe
-    (`one_stripe_segments`): such a file sits on one server (profile.py)."""
+    (`one_stripe_segments`): such a file sits on one server (profile.py).
+    thinks: the independent points of several processes again with them
+    computing so many seconds between operations (`think_points`; the builtin
+    backend only)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
     if any(buffer_offsets) and backend.name != "builtin":
         raise ValueError("--buffer-offsets needs --backend builtin: IOR's buffer is page-aligned "
                          "(iomodel_replay's --iomodel.bufferOffset)")
+    if any(thinks) and backend.name != "builtin":
+        raise ValueError("--think needs --backend builtin: IOR does not compute between its "
+                         "operations (iomodel_replay's --iomodel.think)")
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
@@ -255,12 +276,15 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         stripe, why = stripe_of(cluster)
         if stripe is None:
             print(f"--one-stripe: {why}; no one-stripe points", file=progress)
-    for pt in points + view_points(points, pieces) + offset_points(points, buffer_offsets):
+    for pt in (points + view_points(points, pieces) + offset_points(points, buffer_offsets)
+               + think_points(points, thinks)):
         inv = invocation(pt, workdir, target_bytes, dpc, **kw)
+        if pt.get("think_s") and inv.segments < 2:
+            continue                   # one operation: nothing between operations
         runs.append((pt, inv))
-        if one_op and inv.segments > 1 and not pt.get("piece"):
+        if one_op and inv.segments > 1 and not pt.get("piece") and not pt.get("think_s"):
             runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
-        capped = stripe and one_stripe_segments(pt, target_bytes, stripe)
+        capped = stripe and not pt.get("think_s") and one_stripe_segments(pt, target_bytes, stripe)
         if capped:
             runs.append(({**pt, "file_cap": stripe},
                          invocation(pt, workdir, target_bytes, dpc, segments=capped, **kw)))
@@ -281,6 +305,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                     + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
                     + (f" buffer +{pt['buffer_offset']} B" if pt.get("buffer_offset") else "")
                     + (f" on one stripe of {pt['file_cap']} B" if pt.get("file_cap") else "")
+                    + (f" computing {pt['think_s'] * 1e3:g} ms between" if pt.get("think_s") else "")
                     + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
             entry = state.done(key)
             if entry is None:

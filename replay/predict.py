@@ -215,7 +215,13 @@ def _computing_between(phase, profile, op, args, bw):
     a whole wait for every overlap, u = t / (t + k), gave 9.3 to 9.5 us.  Where
     operations last milliseconds and k microseconds (the disk, Gluster) it is
     lockstep: t_np - k.  Collective phases are left as they are: their
-    processes meet at every operation whatever they compute between."""
+    processes meet at every operation whatever they compute between.
+    All of this takes the storage to serve requests in turn.  Where the
+    profile measured the share g of computing time it gives back
+    (Profile.given_back, characterize --think), the phase takes
+    (1 - g) t_np + g t: the testbed's disk gave none back, two ranks' 64 KiB
+    writes 6.35 ms each back to back, 6.26 ms computing 1 ms between
+    (bench/think_time.py)."""
     np_, rs = args[0], args[1]
     k = think_time(phase)
     if np_ < 2 or phase.get("collective") is not False or not k or args[4] is None or args[4] < 2:
@@ -237,6 +243,16 @@ def _computing_between(phase, profile, op, args, bw):
            if lockstep >= random else
            f"at random moments of the others', {t1 * 1e6:.1f} + {d * 1e6:.1f} x {h * 1e6:.1f} / "
            f"(2 x ({k * 1e6:.1f} + t))")
+    # all of this takes the storage to serve requests in turn; where the profile
+    # measured how much of k it gives back (g), the rest of it is shared among the
+    # requests in flight, which keeps the processes in step: t_np (the testbed's disk)
+    back = profile.given_back(op, np_, rs, args[2])
+    if back is not None:
+        g, how_much = back
+        served = t_op
+        t_op = (1 - g) * tn + g * served
+        how = (f"{1 - g:.2f} x {tn * 1e6:.1f} + {g:.2f} x {served * 1e6:.1f} ({how}; the profile's "
+               f"{how_much})")
     return rs * np_ / t_op, (f"computing {k * 1e6:.1f} us between operations: per op {how} = "
                              f"{t_op * 1e6:.1f} us (np 1: {note1})")
 

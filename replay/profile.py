@@ -23,6 +23,9 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
     file_cap       int64    the measurement's file was kept within this many bytes,
                             one stripe of the file system (characterize
                             --one-stripe); null: the sweep's volume
+    think_s        float64  the processes computed (spun) this many seconds between
+                            their operations (characterize --think); its time is
+                            still their time in calls; null: back to back
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
@@ -94,6 +97,7 @@ SCHEMA = pa.schema([
     ("piece", pa.int64()),
     ("buffer_offset", pa.int64()),
     ("file_cap", pa.int64()),
+    ("think_s", pa.float64()),
 ])
 
 OPERATIONS = ("write", "read", "reread")   # reread: read back through the write's open
@@ -214,8 +218,13 @@ def _point(p, i):
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
         raise ProfileError(f"bandwidth point {i}: file_cap must be an integer number of bytes >= 1, "
                            f"got {cap!r}")
+    think = get("think_s", default=None)
+    if think is not None and (isinstance(think, bool) or not isinstance(think, (int, float)) or
+                              not math.isfinite(think) or think <= 0):
+        raise ProfileError(f"bandwidth point {i}: think_s must be a number of seconds > 0, "
+                           f"got {think!r}")
     return (op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops, piece,
-            boff or None, cap)
+            boff or None, cap, (None if think is None else float(think)))
 
 
 class Profile:
@@ -224,9 +233,9 @@ class Profile:
     def __init__(self, table=None):
         if table is None:
             table = SCHEMA.empty_table()
-        for name in ("ops_per_process", "piece", "buffer_offset", "file_cap"):  # profiles before them
-            if name not in table.column_names:
-                table = table.append_column(name, pa.nulls(table.num_rows, pa.int64()))
+        for name in ("ops_per_process", "piece", "buffer_offset", "file_cap", "think_s"):
+            if name not in table.column_names:     # profiles from before them
+                table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
         if missing:
             raise ProfileError(f"profile table lacks column(s) {', '.join(missing)}")
@@ -332,7 +341,8 @@ class Profile:
             raise ProfileError(f"operation must be write, read or reread, got {operation!r}")
         if np < 1 or rs < 1:
             raise ProfileError(f"np and rs must be >= 1, got np {np}, rs {rs}")
-        every = [r for r in self.rows() if r["operation"] == operation]
+        # points computing between operations answer only given_back
+        every = [r for r in self.rows() if r["operation"] == operation and r["think_s"] is None]
         if not every:
             have = sorted({r["operation"] for r in self.rows()})
             raise ProfileError(f"no {operation} bandwidth in the profile"
@@ -368,6 +378,44 @@ class Profile:
         if ratio is None:
             return bw, f"{how}; {note}"
         return bw / ratio, f"{how}; {note}"
+
+    def given_back(self, operation, np, rs, access_type="shared"):
+        """(g, note): the share of the time each process computes between its
+        independent operations that the storage gave back to the others' waits,
+        or None when the profile has no point computing between operations
+        (`think_s`, characterize --think) of this operation, access type and np
+        with back-to-back points of its size at np and at 1 process.  From the
+        points of the measured size nearest rs (log scale): with t_1, t_np and
+        t_k their times per operation (time in calls) and k the time computed,
+        g = (t_np - t_k) / min(k, t_np - t_1), within 0 and 1 (the mean over the
+        measured k).  Served in turn, a device gives it all (the others have it
+        alone meanwhile): g = 1; shared among the requests in flight, the
+        processes stay in step and it gives none: g = 0."""
+        def per_op(r):
+            return r["np"] * r["transfer_size"] / r["bandwidth_Bps"]
+
+        def kind(r, n):
+            return (r["operation"] == operation and r["np"] == n and r["access_type"] == access_type
+                    and r["collective"] is False)
+        think = [r for r in self.rows() if r["think_s"] and kind(r, np)]
+        plain = [r for r in self.rows() if r["think_s"] is None and r["piece"] is None
+                 and not r["buffer_offset"] and not r["file_cap"] and r["ops_per_process"] != 1]
+        for size in sorted({r["transfer_size"] for r in think}, key=lambda s: (abs(math.log(s / rs)), s)):
+            back = [per_op(r) for r in plain if kind(r, np) and r["transfer_size"] == size]
+            alone = [per_op(r) for r in plain if kind(r, 1) and r["transfer_size"] == size]
+            if not back or not alone:
+                continue
+            tn, t1 = sum(back) / len(back), sum(alone) / len(alone)
+            if tn <= t1:
+                continue
+            at = [r for r in think if r["transfer_size"] == size]
+            g = sum(min(1.0, max(0.0, (tn - per_op(r)) / min(r["think_s"], tn - t1))) for r in at) / len(at)
+            ks = ", ".join(f"{r['think_s'] * 1e6:.0f}" for r in sorted(at, key=lambda r: r["think_s"]))
+            return g, (f"{size_text(size)} at np {np} computing {ks} us between operations: "
+                       f"{', '.join(f'{per_op(r) * 1e6:.1f}' for r in sorted(at, key=lambda r: r['think_s']))}"
+                       f" us per op against {tn * 1e6:.1f} back to back and {t1 * 1e6:.1f} alone, "
+                       f"{g:.0%} given back")
+        return None
 
     @staticmethod
     def _contiguous(cand, np, rs, ops, notes):
@@ -577,8 +625,8 @@ def summary(profile):
     peak_Bps, rs, np, collective, source, points (how many points)."""
     best = {}
     for r in profile.rows():
-        if r["piece"] is not None or r["buffer_offset"] or r["file_cap"]:
-            continue              # a view's, an unaligned buffer's, one stripe's: not a peak of its kind
+        if r["piece"] is not None or r["buffer_offset"] or r["file_cap"] or r["think_s"]:
+            continue              # a view's, an unaligned buffer's, one stripe's, computing: not a peak
         key = (r["operation"], r["access_type"])
         b = best.setdefault(key, {"operation": key[0], "access_type": key[1], "peak_Bps": -1.0, "points": 0})
         b["points"] += 1

@@ -514,6 +514,51 @@ def test_computing_between_operations_meets_the_others_less_often():
         "time_s"] == pytest.approx(20 * us, rel=1e-12)
 
 
+def test_computing_between_operations_given_back_as_the_profile_measured():
+    """The rule above takes the time computed between operations off the wait
+    for the others' (a device serving requests in turn).  A profile with a
+    point computing between operations (characterize --think) says how much
+    the storage gives back.  Two processes, 16 independent 64 KiB writes each
+    to one file, computing k = 0.5 ms between them; the profile: 2 ms a write
+    alone, 4 ms at np 2 back to back (d = 2 ms), and at np 2 computing 1 ms
+    between writes 3.9 ms: g = (4 - 3.9) / min(1, 2) = 0.1.  Served in turn, in
+    lockstep, 2 + (4 - 2 - 0.5) = 3.5 ms (the other root: 2.64 ms); the phase
+    takes (1 - g) t_np + g 3.5 = 0.9 x 4 + 0.1 x 3.5 = 3.95 ms a write, 16
+    writes 63.2 ms; without the point 3.5 ms, 56 ms; with a point giving it
+    all back (3.0 ms at 1 ms: g = 1), 3.5 ms too."""
+    KiB, ms = 1024, 1e-3
+    rs = 64 * KiB
+    m, ph, prof = two_writers(
+        rs, 16, False, 2 * ms, 4 * ms,
+        offsets={"first": 0, "per_rank": rs, "stride": 2 * rs, "contiguous": True},
+        io_time_s=16 * 3.5 * ms, duration_s=16 * 3.5 * ms + 15 * 0.5 * ms)
+    one = {"operation": "write", "access_type": "shared", "collective": False, "rs": rs}
+    vc = types.SimpleNamespace(name="vc")
+    assert predict(m, vc, prof)["phases"][0]["time_s"] == pytest.approx(16 * 3.5 * ms, rel=1e-9)
+    shared = prof + Profile.from_points([{**one, "np": 2, "bw_Bps": 2 * rs / (3.9 * ms),
+                                          "think_s": 1 * ms}])
+    [p] = predict(m, vc, shared)["phases"]
+    assert p["time_s"] == pytest.approx(16 * 3.95 * ms, rel=1e-9)
+    assert p["note"] == ("measured; computing 500.0 us between operations: per op 0.90 x 4000.0 + "
+                         "0.10 x 3500.0 (in lockstep, 2000.0 + (4000.0 - 2000.0 - 500.0); the "
+                         "profile's 64 KiB at np 2 computing 1000 us between operations: 3900.0 us "
+                         "per op against 4000.0 back to back and 2000.0 alone, 10% given back) = "
+                         "3950.0 us (np 1: measured)")
+    # the point answers only that: the np 2 bandwidth is still the back-to-back point's
+    assert shared.bandwidth("write", 2, rs, collective=False) == (2 * rs / (4 * ms), "measured")
+    in_turn = prof + Profile.from_points([{**one, "np": 2, "bw_Bps": 2 * rs / (3 * ms),
+                                           "think_s": 1 * ms}])
+    assert predict(m, vc, in_turn)["phases"][0]["time_s"] == pytest.approx(16 * 3.5 * ms, rel=1e-9)
+    assert in_turn.given_back("write", 2, rs)[0] == pytest.approx(1.0, rel=1e-12)
+    # a point of another access type or np says nothing about this phase
+    other = prof + Profile.from_points([{**one, "access_type": "unique", "np": 2,
+                                         "bw_Bps": 2 * rs / (3.9 * ms), "think_s": 1 * ms}])
+    assert other.given_back("write", 2, rs) is None
+    assert predict(m, vc, other)["phases"][0]["time_s"] == pytest.approx(16 * 3.5 * ms, rel=1e-9)
+    with pytest.raises(ProfileError, match="think_s must be a number of seconds > 0"):
+        Profile.from_points([{**one, "np": 2, "bw_Bps": 1.0, "think_s": 0}])
+
+
 def test_a_collective_phase_partly_done_before_its_last_process_came_in():
     """Two processes, one 256 KiB collective write each into one file.  The
     profile, both starting together: 100 us at np 1, 180 us at np 2 (the

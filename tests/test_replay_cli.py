@@ -380,6 +380,36 @@ def test_characterize_views_of_pieces(local_vc, tmp_path):
     assert bad.returncode == 2 and "--pieces needs --backend builtin" in bad.stderr
 
 
+def test_characterize_computing_between_operations(local_vc, tmp_path):
+    """--think 100us,1ms: each independent point of several processes again with
+    them computing so long between operations.  64 KiB writes to a file each,
+    --bytes 256k, no one-op points: np 1 does 4 operations, np 2 two each; the
+    np 2 point twice more, with --iomodel.think.  The time in calls leaves the
+    computing out: 1 ms between the two writes of a process would make a point
+    that counted it take 0.5 ms a write at least (a 64 KiB write to this
+    machine's tmp takes tens of microseconds)."""
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "1,2", "--ops", "write", "--access", "unique", "--collective", "independent",
+            "--bytes", "256k", "--no-one-op", "--think", "100us,1ms", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    assert sorted((r["np"], r["ops_per_process"], r["think_s"] or 0) for r in rows) == \
+        [(1, 4, 0), (2, 2, 0), (2, 2, 0.0001), (2, 2, 0.001)]
+    slow = next(r for r in rows if r["think_s"] == 0.001)
+    assert 2 * 65536 / slow["bandwidth_Bps"] < 0.0005
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    assert sorted(a for e in runs for a in e["command"] if a.startswith("--iomodel.think")) == \
+        ["--iomodel.think=0.000100", "--iomodel.think=0.001000"]
+    assert "computing 1 ms between" in p.stderr
+    bad = run("characterize", "--vc", local_vc, "--backend", "ior", "--think", "1ms",
+              "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "--think needs --backend builtin" in bad.stderr
+    bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--think", "2",
+              "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "--think 2: expected times from 1us to 1" in bad.stderr
+
+
 def test_characterize_buffer_offsets(local_vc, tmp_path):
     """--buffer-offsets 16 with --ops write,read,reread, 64 KiB at np 1, --bytes
     256k (4 operations), no one-op points, independent: every point again with
