@@ -218,7 +218,7 @@ def _computing_between(phase, profile, op, args, bw):
     processes meet at every operation whatever they compute between.
     All of this takes the storage to serve requests in turn.  Where the
     profile measured the share g of computing time it gives back
-    (Profile.given_back, characterize --think), the phase takes
+    (Profile.given_back, characterize --think), a phase in lockstep takes
     (1 - g) t_np + g t: the testbed's disk gave none back, two ranks' 64 KiB
     writes 6.35 ms each back to back, 6.26 ms computing 1 ms between
     (bench/think_time.py)."""
@@ -245,8 +245,11 @@ def _computing_between(phase, profile, op, args, bw):
            f"(2 x ({k * 1e6:.1f} + t))")
     # all of this takes the storage to serve requests in turn; where the profile
     # measured how much of k it gives back (g), the rest of it is shared among the
-    # requests in flight, which keeps the processes in step: t_np (the testbed's disk)
-    back = profile.given_back(op, np_, rs, args[2])
+    # requests in flight, which keeps the processes in step: t_np (the testbed's disk).
+    # In lockstep only: where operations are short against k the processes meet at
+    # random, and a point computing 1 ms between them measures its operations cold
+    # (tmpfs: 4 KiB writes 11.0 us each against 2.3 back to back and 5.0 at np 2)
+    back = profile.given_back(op, np_, rs, args[2]) if lockstep >= random else None
     if back is not None:
         g, how_much = back
         served = t_op

@@ -525,7 +525,9 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
     lockstep, 2 + (4 - 2 - 0.5) = 3.5 ms (the other root: 2.64 ms); the phase
     takes (1 - g) t_np + g 3.5 = 0.9 x 4 + 0.1 x 3.5 = 3.95 ms a write, 16
     writes 63.2 ms; without the point 3.5 ms, 56 ms; with a point giving it
-    all back (3.0 ms at 1 ms: g = 1), 3.5 ms too."""
+    all back (3.0 ms at 1 ms: g = 1), 3.5 ms too.  Not at random moments: the
+    phase of test_computing_between_operations_meets_the_others_less_often
+    stays 12 us a write with a point that gave nothing back."""
     KiB, ms = 1024, 1e-3
     rs = 64 * KiB
     m, ph, prof = two_writers(
@@ -555,6 +557,18 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
                                          "bw_Bps": 2 * rs / (3.9 * ms), "think_s": 1 * ms}])
     assert other.given_back("write", 2, rs) is None
     assert predict(m, vc, other)["phases"][0]["time_s"] == pytest.approx(16 * 3.5 * ms, rel=1e-9)
+    # at random moments (operations short against k) the point is not read: there
+    # it measures operations made cold by the computing (tmpfs: 4 KiB writes 11 us
+    # after 1 ms, 2.3 back to back), not how the storage is shared
+    KiB, us = 1024, 1e-6
+    m2, ph2, prof2 = two_writers(
+        16 * KiB, 64, False, 10 * us, 20 * us,
+        offsets={"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
+        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
+    cold = prof2 + Profile.from_points([{**one, "rs": 16 * KiB, "np": 2, "bw_Bps": 2 * 16 * KiB / (30 * us),
+                                         "think_s": 1 * ms}])
+    assert cold.given_back("write", 2, 16 * KiB)[0] == 0.0
+    assert predict(m2, vc, cold)["phases"][0]["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
     with pytest.raises(ProfileError, match="think_s must be a number of seconds > 0"):
         Profile.from_points([{**one, "np": 2, "bw_Bps": 1.0, "think_s": 0}])
 
