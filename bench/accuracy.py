@@ -53,6 +53,7 @@ import time
 from pathlib import Path
 
 from iomodel.replay.host import steal_s, stolen_since
+import machine_info
 from accuracy_render import render, to_readme
 from accuracy_score import combine, err, measure_row, record_again, score, worst_error
 
@@ -135,12 +136,8 @@ def code_version():
 
 
 def machine():
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     gl = subprocess.run(["glusterfs", "--version"], capture_output=True, text=True).stdout.splitlines()
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
-            "glusterfs": gl[0] if gl else None, "python": platform.python_version(),
-            "date": datetime.date.today().isoformat()}
+    return machine_info.machine(glusterfs=gl[0] if gl else None, python=platform.python_version())
 
 
 def stolen(fn, *args, **kw):

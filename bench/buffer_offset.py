@@ -16,16 +16,16 @@ usage: .venv/bin/python bench/buffer_offset.py [--dir DIR ...] [--repeats R]
        /tmp/iomodel-testbed/disk/work after testbed/disk/start.sh)
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from machine_info import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "buffer-offset.json"
@@ -36,14 +36,6 @@ NP = 2
 ENV = {**os.environ, "OMPI_MCA_mpi_yield_when_idle": "1",
        **({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
           if os.geteuid() == 0 else {})}
-
-
-def machine():
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-                if l.startswith("model name")), "?")
-    ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
-            "date": datetime.date.today().isoformat()}
 
 
 def one_run(replayer, directory, size, offset):

@@ -26,16 +26,17 @@ usage: .venv/bin/python bench/think_time.py --dir DIR [--dir DIR ...]
        testbed/disk/start.sh: --dir /tmp/iomodel-testbed/disk/work
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from iomodel.replay.host import steal_s, stolen_since
+from machine_info import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "think-time.json"
@@ -44,19 +45,6 @@ THINKS = (0.0, 0.00014, 0.001, 0.002, 0.004)   # 0.14 ms: fpp_io 64KiBx16's own,
 ENV = {**os.environ, "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ob1",
        **({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
           if os.geteuid() == 0 else {})}
-
-
-def machine():
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-                if l.startswith("model name")), "?")
-    ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
-            "date": datetime.date.today().isoformat()}
-
-
-def steal_ticks():
-    with open("/proc/stat") as f:
-        return int(f.readline().split()[8])
 
 
 def per_write(replayer, directory, np_, think):
@@ -76,24 +64,29 @@ def main():
     ap.add_argument("--dir", action="append", required=True, help="a directory on the storage to test")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--think", default=",".join(f"{k:g}" for k in THINKS),
-                    help="seconds computed between writes at 2 processes, comma-separated")
+                    help="seconds computed between writes at 2 processes, comma-separated (0 is always measured)")
     ap.add_argument("-o", default=str(RESULTS))
     args = ap.parse_args()
     replayer = ROOT / "tracer" / "lib" / "iomodel_replay"
     if not replayer.is_file():
         sys.exit(f"think_time: {replayer} not found: run scripts/setup.sh first")
-    thinks = [float(k) for k in args.think.split(",")]
+    try:   # k = 0, the back-to-back point, is what the others are measured against
+        thinks = sorted({0.0, *(float(k) for k in args.think.split(","))})
+    except ValueError:
+        sys.exit(f"think_time: --think {args.think}: expected seconds, comma-separated")
+    if thinks[0] < 0:
+        sys.exit(f"think_time: --think {args.think}: times cannot be negative")
     configs = [(1, 0.0)] + [(2, k) for k in thinks]
     dirs = []
     for directory in args.dir:
         if not os.path.isdir(directory):
             sys.exit(f"think_time: {directory}: no such directory (start its VC first)")
         times = {c: [] for c in configs}
-        steal0 = steal_ticks()
+        steal0 = steal_s()
         for _ in range(args.rounds):
             for c in random.sample(configs, len(configs)):
                 times[c].append(per_write(replayer, directory, *c))
-        stolen = (steal_ticks() - steal0) / os.sysconf("SC_CLK_TCK")
+        stolen = stolen_since(steal0) or 0.0
         t1 = statistics.median(times[(1, 0.0)])
         tn = statistics.median(times[(2, 0.0)])
         rows = []

@@ -9,10 +9,8 @@ the table and puts it in the README.
 usage: .venv/bin/python bench/tracer_bench.py [--calls N] [--repeats R]
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -20,17 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from machine_info import machine
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "tracer.json"
 GOALS = {"write0_overhead_ns": 50, "write4k_overhead_ns": 50, "bytes_per_event": 40,
          "comm_overhead_ns": 5, "view_overhead_ns": 10000}
-
-
-def machine():
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "mpi": ompi,
-            "date": datetime.date.today().isoformat()}
 
 
 def run(exe, shm, calls, env):
