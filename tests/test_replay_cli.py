@@ -385,9 +385,9 @@ def test_characterize_computing_between_operations(local_vc, tmp_path):
     them computing so long between operations.  64 KiB writes to a file each,
     --bytes 256k, no one-op points: np 1 does 4 operations, np 2 two each; the
     np 2 point twice more, with --iomodel.think.  The time in calls leaves the
-    computing out: 1 ms between the two writes of a process would make a point
-    that counted it take 0.5 ms a write at least (a 64 KiB write to this
-    machine's tmp takes tens of microseconds)."""
+    computing out: the 1 ms point's span exceeds its time in calls by the 1 ms
+    each process spun between its two writes, and its bandwidth is its bytes
+    over the time in calls."""
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
             "--np", "1,2", "--ops", "write", "--access", "unique", "--collective", "independent",
@@ -396,9 +396,11 @@ def test_characterize_computing_between_operations(local_vc, tmp_path):
     rows = pq.read_table(out / "profile.parquet").to_pylist()
     assert sorted((r["np"], r["ops_per_process"], r["think_s"] or 0) for r in rows) == \
         [(1, 4, 0), (2, 2, 0), (2, 2, 0.0001), (2, 2, 0.001)]
-    slow = next(r for r in rows if r["think_s"] == 0.001)
-    assert 2 * 65536 / slow["bandwidth_Bps"] < 0.0005
     runs = json.loads((out / "results.json").read_text())["runs"].values()
+    slow = next(e for e in runs if "--iomodel.think=0.001000" in e["command"])
+    assert slow["span_s"] - slow["time_s"] >= 0.001           # each process spun 1 ms between
+    assert next(r for r in rows if r["think_s"] == 0.001)["bandwidth_Bps"] == \
+        pytest.approx(4 * 65536 / slow["time_s"])
     assert sorted(a for e in runs for a in e["command"] if a.startswith("--iomodel.think")) == \
         ["--iomodel.think=0.000100", "--iomodel.think=0.001000"]
     assert "computing 1 ms between" in p.stderr
