@@ -159,10 +159,16 @@ def render(result):
             + (" (as modelled: with `--as-modelled`, the phases' offsets and the application's idle "
                "time between the phases of a run and its computing between a phase's operations)"
                if "modelled" in kinds(result["rows"]) else "") + ". "
-            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`. "
+            f"Profiles: `iomodel characterize {' '.join(result['characterize']['args'])}`"
+            + (f" ({', '.join(result['characterize']['no_think_vcs'])}: without `--think`, run before it "
+               f"existed; there predict takes the computing between operations as all given back, its "
+               f"rule before the think points)"
+               if result["characterize"].get("no_think_vcs") else "") + ". "
             f"Open MPI settings of every run: {mpi_env_text(result)}."
             + (f" Code: {result['code']}{again_by(result)}." if result.get("code") else "")
-            + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep, "
+            + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep"
+               + (" (less the think points where said)" if result["characterize"].get("no_think_vcs") else "")
+               + ", "
                f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
                f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
 

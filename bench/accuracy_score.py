@@ -139,13 +139,40 @@ def _data_servers(vc):
         return None
 
 
+def _without_think(args):
+    """The arguments without `--think K` (and K)."""
+    out, skip = [], False
+    for x in args:
+        if skip:
+            skip = False
+        elif x == "--think":
+            skip = True
+        else:
+            out.append(x)
+    return out
+
+
 def same_sweep(result, other):
     """The characterize arguments two runs' VCs share, or None.  `--one-stripe`
     measures nothing on a VC of one data server (it says so and goes on), so a
-    run without it on such VCs had the sweep it would have had with it."""
+    run without it on such VCs had the sweep it would have had with it.
+    `--think` only adds points: a run without it is the same sweep less them,
+    where predict takes the computing between operations as all given back (its
+    rule before them); the render names the VCs without them (`no_think_vcs`)."""
     a, b = result["characterize"]["args"], other["characterize"]["args"]
     if a == b:
         return a
+    ta, tb = "--think" in a, "--think" in b
+    if ta != tb:
+        with_, without = (result, other) if ta else (other, result)
+        args = same_sweep({"characterize": {"args": _without_think(with_["characterize"]["args"])},
+                           "vcs": with_["vcs"]}, without)
+        if args is None:
+            return None
+        without["characterize"]["no_think_vcs"] = sorted(without["vcs"])
+        think = with_["characterize"]["args"]
+        i = think.index("--think")
+        return args + think[i:i + 2]
     flag = "--one-stripe"
     if [x for x in a if x != flag] != [x for x in b if x != flag]:
         return None
@@ -189,7 +216,11 @@ def combine(result, paths):
         result["rows"] += other["rows"]
         result["vcs"].update(other["vcs"])
         result["runs"].update(other.get("runs", {}))
+        no_think = set(result["characterize"].get("no_think_vcs", [])) | \
+            set(other["characterize"].get("no_think_vcs", []))
         result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
+        if no_think:
+            result["characterize"]["no_think_vcs"] = sorted(no_think)
         result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
         result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else "")
                                        + (f" (code {other['code']}{again_by(other)})" if other.get("code") else ""))
