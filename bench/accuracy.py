@@ -417,8 +417,9 @@ def main():
     ap.add_argument("--render", metavar="JSON", help="only score and render results already measured "
                     "(e.g. bench/results/accuracy.json) to -o and the README")
     ap.add_argument("--combine", metavar="JSON[@VC+VC],...", help="with --render: the rows of these "
-                    "results too (of only the VCs after @), other VCs measured with the same code, "
-                    "sweep and machine in runs of their own")
+                    "results too (of only the VCs after @), other VCs measured on the same machine "
+                    "with the same sweep (less --think's points, said in the footnote) in runs of "
+                    "their own")
     ap.add_argument("--repredict", metavar="WORKDIR", help="with --render: predict every row again from "
                     "the models and profiles a --keep run left in WORKDIR (after a change to predict)")
     ap.add_argument("--remeasure", metavar="WORKDIR", help="with --render: analyze every trace a --keep "
