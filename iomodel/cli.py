@@ -331,7 +331,7 @@ def cmd_characterize(args):
             k = float(x[:-2] if per_s != 1.0 else x) / per_s
         except ValueError:
             k = -1.0
-        if not 0 < k <= 1:
+        if not 1e-6 <= k <= 1:
             raise ValueError(f"--think {args.think}: expected times from 1us to 1 (seconds, or "
                              f"with ms or us), got {x!r}")
         thinks.append(k)

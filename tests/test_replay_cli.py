@@ -414,6 +414,11 @@ def test_characterize_computing_between_operations(local_vc, tmp_path):
     bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--think", "2",
               "-o", tmp_path / "bad")
     assert bad.returncode == 2 and "--think 2: expected times from 1us to 1" in bad.stderr
+    for k in ("0.5us", "1ms,x", "1s"):
+        bad = run("characterize", "--vc", local_vc, "--backend", "builtin", "--think", k,
+                  "-o", tmp_path / "bad")
+        assert bad.returncode == 2 and f"--think {k}: expected times from 1us to 1" in bad.stderr, k
+    assert not (tmp_path / "bad").exists()
 
 
 def test_characterize_buffer_offsets(local_vc, tmp_path):
