@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from iomodel.models import format_ranks, rereads
 
-from .profile import MiB, Profile, ProfileError, ops_per_process, size_text
+from .profile import MiB, Profile, ProfileError, computing_text, ops_per_process, size_text
 from .runner import think_time
 
 __all__ = ["predict", "feasibility", "format_prediction", "GB", "MONTH_S", "PredictError"]
@@ -256,8 +256,26 @@ def _computing_between(phase, profile, op, args, bw):
         t_op = (1 - g) * tn + g * served
         how = (f"{1 - g:.2f} x {tn * 1e6:.1f} + {g:.2f} x {served * 1e6:.1f} ({how}; the profile's "
                f"{how_much})")
-    return rs * np_ / t_op, (f"computing {k * 1e6:.1f} us between operations: per op {how} = "
-                             f"{t_op * 1e6:.1f} us (np 1: {note1})")
+    note = f"computing {k * 1e6:.1f} us between operations: per op {how} = {t_op * 1e6:.1f} us (np 1: {note1})"
+    return rs * np_ / t_op, note + (_cold_after_computing(profile, op, np_, rs, args[2])
+                                    if lockstep < random else "")
+
+
+def _cold_after_computing(profile, op, np_, rs, access):
+    """A caution for a phase at random moments (operations short against the
+    computing between them) where the profile's points computing between
+    operations took longer per operation than its back-to-back ones: there the
+    computing made each next operation slower (cold caches: on the testbed's
+    disk two processes' 16 KiB rereads from the page cache took 4.7 us back to
+    back, 5.7 us computing 57 us between and 11.3 us computing 1 ms;
+    docs/accuracy.md, "Rereads from the page cache after computing"), which
+    the prediction does not count."""
+    pts = profile.computing_points(op, np_, rs, access)
+    if pts is None or not any(tk > pts[1] for _, tk in pts[3]):
+        return ""
+    size, tn, _, at = pts
+    return (f"; the profile's {computing_text(size, np_, at)} against {tn * 1e6:.1f} back to back: "
+            f"operations after computing were slower there, which this prediction does not count")
 
 
 def _done_early(phase, profile, op, args, bw):

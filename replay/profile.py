@@ -227,6 +227,13 @@ def _point(p, i):
             boff or None, cap, (None if think is None else float(think)))
 
 
+def computing_text(size, np, at):
+    """'64 KiB at np 2 computing 1000 us between operations: 3900.0 us per op'
+    of computing_points' [(k, t_k), ...]."""
+    return (f"{size_text(size)} at np {np} computing {', '.join(f'{k * 1e6:.0f}' for k, _ in at)} us "
+            f"between operations: {', '.join(f'{tk * 1e6:.1f}' for _, tk in at)} us per op")
+
+
 class Profile:
     """A bandwidth profile (see the module docstring); `table` is the pyarrow table."""
 
@@ -379,18 +386,12 @@ class Profile:
             return bw, f"{how}; {note}"
         return bw / ratio, f"{how}; {note}"
 
-    def given_back(self, operation, np, rs, access_type="shared"):
-        """(g, note): the share of the time each process computes between its
-        independent operations that the storage gave back to the others' waits,
-        or None when the profile has no point computing between operations
-        (`think_s`, characterize --think) of this operation, access type and np
-        with back-to-back points of its size at np and at 1 process.  From the
-        points of the measured size nearest rs (log scale): with t_1, t_np and
-        t_k their times per operation (time in calls) and k the time computed,
-        g = (t_np - t_k) / min(k, t_np - t_1), within 0 and 1 (the mean over the
-        measured k).  Served in turn, a device gives it all (the others have it
-        alone meanwhile): g = 1; shared among the requests in flight, the
-        processes stay in step and it gives none: g = 0."""
+    def computing_points(self, operation, np, rs, access_type="shared"):
+        """The points computing between operations (`think_s`, characterize
+        --think) of this operation, access type and np whose size, the measured
+        one nearest rs (log scale), has back-to-back points at np and at 1
+        process: (size, t_np, t_1, [(k, t_k), ...] by k), times per operation
+        (time in calls); None without such points."""
         def per_op(r):
             return r["np"] * r["transfer_size"] / r["bandwidth_Bps"]
 
@@ -403,19 +404,30 @@ class Profile:
         for size in sorted({r["transfer_size"] for r in think}, key=lambda s: (abs(math.log(s / rs)), s)):
             back = [per_op(r) for r in plain if kind(r, np) and r["transfer_size"] == size]
             alone = [per_op(r) for r in plain if kind(r, 1) and r["transfer_size"] == size]
-            if not back or not alone:
-                continue
-            tn, t1 = sum(back) / len(back), sum(alone) / len(alone)
-            if tn <= t1:
-                continue
-            at = [r for r in think if r["transfer_size"] == size]
-            g = sum(min(1.0, max(0.0, (tn - per_op(r)) / min(r["think_s"], tn - t1))) for r in at) / len(at)
-            ks = ", ".join(f"{r['think_s'] * 1e6:.0f}" for r in sorted(at, key=lambda r: r["think_s"]))
-            return g, (f"{size_text(size)} at np {np} computing {ks} us between operations: "
-                       f"{', '.join(f'{per_op(r) * 1e6:.1f}' for r in sorted(at, key=lambda r: r['think_s']))}"
-                       f" us per op against {tn * 1e6:.1f} back to back and {t1 * 1e6:.1f} alone, "
-                       f"{g:.0%} given back")
+            if back and alone:
+                at = sorted((r["think_s"], per_op(r)) for r in think if r["transfer_size"] == size)
+                return size, sum(back) / len(back), sum(alone) / len(alone), at
         return None
+
+    def given_back(self, operation, np, rs, access_type="shared"):
+        """(g, note): the share of the time each process computes between its
+        independent operations that the storage gave back to the others' waits,
+        or None when the profile has no point computing between operations
+        (`think_s`, characterize --think) of this operation, access type and np
+        with back-to-back points of its size at np and at 1 process.  From the
+        points of the measured size nearest rs (log scale; computing_points):
+        with t_1, t_np and t_k their times per operation (time in calls) and k
+        the time computed, g = (t_np - t_k) / min(k, t_np - t_1), within 0 and 1
+        (the mean over the measured k).  Served in turn, a device gives it all
+        (the others have it alone meanwhile): g = 1; shared among the requests
+        in flight, the processes stay in step and it gives none: g = 0."""
+        pts = self.computing_points(operation, np, rs, access_type)
+        if pts is None or pts[1] <= pts[2]:
+            return None
+        size, tn, t1, at = pts
+        g = sum(min(1.0, max(0.0, (tn - tk) / min(k, tn - t1))) for k, tk in at) / len(at)
+        return g, f"{computing_text(size, np, at)} against {tn * 1e6:.1f} back to back and " \
+                  f"{t1 * 1e6:.1f} alone, {g:.0%} given back"
 
     @staticmethod
     def _contiguous(cand, np, rs, ops, notes):

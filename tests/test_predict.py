@@ -514,6 +514,13 @@ def test_computing_between_operations_meets_the_others_less_often():
         "time_s"] == pytest.approx(20 * us, rel=1e-12)
 
 
+# test_computing_between_operations_given_back_as_the_profile_measured's phase at
+# random moments: 10 us a write alone, 20 at np 2 back to back, 13 us computed
+# between writes: t = 10 + 10 x 10 / (2 (13 + t)), t = 12 us
+NOTE_AT_RANDOM = ("measured; computing 13.0 us between operations: per op at random moments of the "
+                  "others', 10.0 + 10.0 x 10.0 / (2 x (13.0 + t)) = 12.0 us (np 1: measured)")
+
+
 def test_computing_between_operations_given_back_as_the_profile_measured():
     """The rule above takes the time computed between operations off the wait
     for the others' (a device serving requests in turn).  A profile with a
@@ -527,7 +534,10 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
     writes 63.2 ms; without the point 3.5 ms, 56 ms; with a point giving it
     all back (3.0 ms at 1 ms: g = 1), 3.5 ms too.  Not at random moments: the
     phase of test_computing_between_operations_meets_the_others_less_often
-    stays 12 us a write with a point that gave nothing back."""
+    stays 12 us a write with a point that gave nothing back (30 us a write
+    computing 1 ms between, against 20 back to back); its note then says the
+    operations were slower after computing, which it does not count, and says
+    nothing of it with a point no slower than back to back (20 us)."""
     KiB, ms = 1024, 1e-3
     rs = 64 * KiB
     m, ph, prof = two_writers(
@@ -568,7 +578,17 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
     cold = prof2 + Profile.from_points([{**one, "rs": 16 * KiB, "np": 2, "bw_Bps": 2 * 16 * KiB / (30 * us),
                                          "think_s": 1 * ms}])
     assert cold.given_back("write", 2, 16 * KiB)[0] == 0.0
-    assert predict(m2, vc, cold)["phases"][0]["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
+    [p] = predict(m2, vc, cold)["phases"]
+    assert p["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
+    # but the note says the point found the operations slower after computing
+    assert p["note"] == NOTE_AT_RANDOM + (
+        "; the profile's 16 KiB at np 2 computing 1000 us between operations: 30.0 us per op "
+        "against 20.0 back to back: operations after computing were slower there, which this "
+        "prediction does not count")
+    # a point no slower than back to back: no such caution
+    warm = prof2 + Profile.from_points([{**one, "rs": 16 * KiB, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us),
+                                         "think_s": 1 * ms}])
+    assert predict(m2, vc, warm)["phases"][0]["note"] == NOTE_AT_RANDOM
     with pytest.raises(ProfileError, match="think_s must be a number of seconds > 0"):
         Profile.from_points([{**one, "np": 2, "bw_Bps": 1.0, "think_s": 0}])
 
