@@ -390,8 +390,9 @@ class Profile:
         """The points computing between operations (`think_s`, characterize
         --think) of this operation, access type and np whose size, the measured
         one nearest rs (log scale), has back-to-back points at np and at 1
-        process: (size, t_np, t_1, [(k, t_k), ...] by k), times per operation
-        (time in calls); None without such points."""
+        process, t_np above t_1 (else the others cost nothing to give back):
+        (size, t_np, t_1, [(k, t_k), ...] by k), times per operation (time in
+        calls); None without such points."""
         def per_op(r):
             return r["np"] * r["transfer_size"] / r["bandwidth_Bps"]
 
@@ -404,7 +405,7 @@ class Profile:
         for size in sorted({r["transfer_size"] for r in think}, key=lambda s: (abs(math.log(s / rs)), s)):
             back = [per_op(r) for r in plain if kind(r, np) and r["transfer_size"] == size]
             alone = [per_op(r) for r in plain if kind(r, 1) and r["transfer_size"] == size]
-            if back and alone:
+            if back and alone and sum(back) / len(back) > sum(alone) / len(alone):
                 at = sorted((r["think_s"], per_op(r)) for r in think if r["transfer_size"] == size)
                 return size, sum(back) / len(back), sum(alone) / len(alone), at
         return None
@@ -422,7 +423,7 @@ class Profile:
         (the others have it alone meanwhile): g = 1; shared among the requests
         in flight, the processes stay in step and it gives none: g = 0."""
         pts = self.computing_points(operation, np, rs, access_type)
-        if pts is None or pts[1] <= pts[2]:
+        if pts is None:
             return None
         size, tn, t1, at = pts
         g = sum(min(1.0, max(0.0, (tn - tk) / min(k, tn - t1))) for k, tk in at) / len(at)
