@@ -121,11 +121,14 @@ def char_args(np, repeat):
             # such a file sits on one server, its 16 KiB writes 7% slower than the sweep's
             # 16 MiB file's (docs/accuracy.md, "Where shards go"); the other VCs: a note
             "--one-stripe",
-            # the independent points of 2 processes again computing 1 ms between operations:
-            # how much of the applications' computing between writes each VC gives back to
-            # the other's waits (the disk none, Gluster most: bench/think_time.py), about
-            # as long as a 64 KiB write's wait on the disk and Gluster
-            "--think", "1ms"]
+            # the independent points of 2 processes again computing between operations: at
+            # 1 ms (about as long as a 64 KiB write's wait on the disk and Gluster) how much
+            # of the applications' computing between writes each VC gives back to the
+            # other's waits (the disk none, Gluster most: bench/think_time.py); at 30 us to
+            # 250 us, the examples' computing between independent operations (random_io 35
+            # to 65 us, fpp_io 160 to 880 us), how much slower an operation is after it (the
+            # disk's rereads from the page cache: docs/accuracy.md)
+            "--think", "30us,60us,250us,1ms"]
 
 
 def code_version():
