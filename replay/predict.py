@@ -231,8 +231,8 @@ def _computing_between(phase, profile, op, args, bw):
         return None       # no point of one process to tell what the others cost
     bw1, note1 = profile.bandwidth(op, 1, *args[1:])
     t1, tn = rs / bw1, rs * np_ / bw
-    if tn <= t1:
-        return None       # the others' operations cost nothing: nothing to take off
+    if tn <= t1:          # the others' operations cost nothing: nothing to take off
+        return _slower_after_computing(profile, op, args, k, tn, tn, "")
     d = tn - t1
     h = d / (np_ - 1)
     b = k - t1
@@ -257,25 +257,39 @@ def _computing_between(phase, profile, op, args, bw):
         how = (f"{1 - g:.2f} x {tn * 1e6:.1f} + {g:.2f} x {served * 1e6:.1f} ({how}; the profile's "
                f"{how_much})")
     note = f"computing {k * 1e6:.1f} us between operations: per op {how} = {t_op * 1e6:.1f} us (np 1: {note1})"
-    return rs * np_ / t_op, note + (_cold_after_computing(profile, op, np_, rs, args[2])
-                                    if lockstep < random else "")
+    return _slower_after_computing(profile, op, args, k, tn, t_op, note)
 
 
-def _cold_after_computing(profile, op, np_, rs, access):
-    """A caution for a phase at random moments (operations short against the
-    computing between them) where the profile's points computing between
-    operations took longer per operation than its back-to-back ones: there the
-    computing made each next operation slower (cold caches: on the testbed's
-    disk two processes' 16 KiB rereads from the page cache took 4.7 us back to
-    back, 5.7 us computing 57 us between and 11.3 us computing 1 ms;
-    docs/accuracy.md, "Rereads from the page cache after computing"), which
-    the prediction does not count."""
-    pts = profile.computing_points(op, np_, rs, access)
-    if pts is None or not any(tk > pts[1] for _, tk in pts[3]):
-        return ""
-    size, tn, _, at = pts
-    return (f"; the profile's {computing_text(size, np_, at)} against {tn * 1e6:.1f} back to back: "
-            f"operations after computing were slower there, which this prediction does not count")
+def _slower_after_computing(profile, op, args, k, tn, t_op, note):
+    """(Bps, note) of an independent phase whose operations, t_op seconds each
+    by the rule above (t_np back to back), are shorter than the k seconds its
+    processes compute between them: where the profile's points computing
+    between operations (Profile.after_computing) found them s times slower
+    than back to back at k, s x t_np if that is longer (the computing left
+    them cold: on the testbed's disk two processes' 16 KiB rereads from the
+    page cache, 3.8 us back to back, took 5.6 us in random_io, computing 57
+    us between them).  Below the shortest k measured, a caution where the
+    measured ones were slower (docs/accuracy.md, "Rereads from the page cache
+    after computing").  None when nothing is said."""
+    np_, rs, access = args[0], args[1], args[2]
+    bps = rs * np_ / t_op
+    if t_op >= k:         # long operations: the processes meet, the rule above holds
+        return (bps, note) if note else None
+    slower = profile.after_computing(op, np_, rs, k, access)
+    if slower is not None:
+        s, how = slower
+        if s * tn <= t_op:
+            return (bps, note) if note else None
+        cold = (f"slower after computing: per op {s:.2f} x {tn * 1e6:.1f} = {s * tn * 1e6:.1f} us "
+                f"(the profile's {how})")
+        return rs * np_ / (s * tn), f"{note}; {cold}" if note else cold
+    pts = profile.computing_points(op, np_, rs, access, contended=False)
+    if not note or pts is None or not any(tk > pts[1] for _, tk in pts[3]):
+        return (bps, note) if note else None
+    size, back, _, at = pts
+    return bps, (f"{note}; the profile's {computing_text(size, np_, at)} against {back * 1e6:.1f} "
+                 f"back to back: operations after computing longer than this phase's "
+                 f"{k * 1e6:.1f} us were slower there, which this prediction does not count")
 
 
 def _done_early(phase, profile, op, args, bw):

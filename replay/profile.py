@@ -386,28 +386,32 @@ class Profile:
             return bw, f"{how}; {note}"
         return bw / ratio, f"{how}; {note}"
 
-    def computing_points(self, operation, np, rs, access_type="shared"):
+    def computing_points(self, operation, np, rs, access_type="shared", contended=True):
         """The points computing between operations (`think_s`, characterize
         --think) of this operation, access type and np whose size, the measured
-        one nearest rs (log scale), has back-to-back points at np and at 1
-        process, t_np above t_1 (else the others cost nothing to give back):
-        (size, t_np, t_1, [(k, t_k), ...] by k), times per operation (time in
-        calls); None without such points."""
+        one nearest rs (log scale), has back-to-back points at np and (with
+        `contended`) at 1 process, t_np above t_1 (else the others cost nothing
+        to give back): (size, t_np, t_1, [(k, t_k), ...] by k), times per
+        operation (time in calls, t_1 None without `contended`); None without
+        such points."""
         def per_op(r):
             return r["np"] * r["transfer_size"] / r["bandwidth_Bps"]
 
         def kind(r, n):
             return (r["operation"] == operation and r["np"] == n and r["access_type"] == access_type
                     and r["collective"] is False)
+
+        def mean(xs):
+            return sum(xs) / len(xs) if xs else None
         think = [r for r in self.rows() if r["think_s"] and kind(r, np)]
         plain = [r for r in self.rows() if r["think_s"] is None and r["piece"] is None
                  and not r["buffer_offset"] and not r["file_cap"] and r["ops_per_process"] != 1]
         for size in sorted({r["transfer_size"] for r in think}, key=lambda s: (abs(math.log(s / rs)), s)):
-            back = [per_op(r) for r in plain if kind(r, np) and r["transfer_size"] == size]
-            alone = [per_op(r) for r in plain if kind(r, 1) and r["transfer_size"] == size]
-            if back and alone and sum(back) / len(back) > sum(alone) / len(alone):
+            back = mean([per_op(r) for r in plain if kind(r, np) and r["transfer_size"] == size])
+            alone = mean([per_op(r) for r in plain if kind(r, 1) and r["transfer_size"] == size])
+            if back is not None and (not contended or (alone is not None and back > alone)):
                 at = sorted((r["think_s"], per_op(r)) for r in think if r["transfer_size"] == size)
-                return size, sum(back) / len(back), sum(alone) / len(alone), at
+                return size, back, alone, at
         return None
 
     def given_back(self, operation, np, rs, access_type="shared"):
@@ -418,17 +422,45 @@ class Profile:
         with back-to-back points of its size at np and at 1 process.  From the
         points of the measured size nearest rs (log scale; computing_points):
         with t_1, t_np and t_k their times per operation (time in calls) and k
-        the time computed, g = (t_np - t_k) / min(k, t_np - t_1), within 0 and 1
-        (the mean over the measured k).  Served in turn, a device gives it all
-        (the others have it alone meanwhile): g = 1; shared among the requests
-        in flight, the processes stay in step and it gives none: g = 0."""
+        the time computed, t_np - t_k = g x min(k, t_np - t_1), g fitted by
+        least squares over the measured k (the longest weigh most: 30 us of
+        computing against a disk's 6 ms writes tells nothing) within 0 and 1.
+        Served in turn, a device gives it all (the others have it alone
+        meanwhile): g = 1; shared among the requests in flight, the processes
+        stay in step and it gives none: g = 0."""
         pts = self.computing_points(operation, np, rs, access_type)
         if pts is None:
             return None
         size, tn, t1, at = pts
-        g = sum(min(1.0, max(0.0, (tn - tk) / min(k, tn - t1))) for k, tk in at) / len(at)
+        share = [min(k, tn - t1) for k, _ in at]
+        g = sum(m * (tn - tk) for m, (_, tk) in zip(share, at)) / sum(m * m for m in share)
+        g = min(1.0, max(0.0, g))
         return g, f"{computing_text(size, np, at)} against {tn * 1e6:.1f} back to back and " \
                   f"{t1 * 1e6:.1f} alone, {g:.0%} given back"
+
+    def after_computing(self, operation, np, rs, k, access_type="shared"):
+        """(s, note): how many times slower than back to back an independent
+        operation of np processes is when each computes k seconds before it,
+        from the points computing between operations (`think_s`, characterize
+        --think) of the measured size nearest rs (computing_points): t_k / t_np,
+        t_k interpolated in log k between the measured k around it, the longest
+        one's above them; None below the shortest measured k or without such
+        points.  Computing evicts what the next operation would have found in
+        the processor's caches: on the testbed's disk two processes' 16 KiB
+        rereads from the page cache took 4.5 us back to back, 4.0 computing 30
+        us between, 4.6 at 60 us, 5.7 at 120 us and 9.3 at 1 ms
+        (docs/accuracy.md, "Rereads from the page cache after computing")."""
+        pts = self.computing_points(operation, np, rs, access_type, contended=False)
+        if pts is None or k < pts[3][0][0]:
+            return None
+        size, tn, _, at = pts
+        tk = at[-1][1]
+        for (ka, ta), (kb, tb) in zip(at, at[1:]):
+            if ka <= k < kb:
+                tk = ta + (tb - ta) * math.log(k / ka) / math.log(kb / ka)
+                break
+        return tk / tn, (f"{computing_text(size, np, at)} against {tn * 1e6:.1f} back to back: "
+                         f"{tk * 1e6:.1f} at {k * 1e6:.1f} us, x {tk / tn:.2f}")
 
     @staticmethod
     def _contiguous(cand, np, rs, ops, notes):

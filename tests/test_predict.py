@@ -583,12 +583,64 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
     # but the note says the point found the operations slower after computing
     assert p["note"] == NOTE_AT_RANDOM + (
         "; the profile's 16 KiB at np 2 computing 1000 us between operations: 30.0 us per op "
-        "against 20.0 back to back: operations after computing were slower there, which this "
-        "prediction does not count")
+        "against 20.0 back to back: operations after computing longer than this phase's 13.0 us "
+        "were slower there, which this prediction does not count")
     # a point no slower than back to back: no such caution
     warm = prof2 + Profile.from_points([{**one, "rs": 16 * KiB, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us),
                                          "think_s": 1 * ms}])
     assert predict(m2, vc, warm)["phases"][0]["note"] == NOTE_AT_RANDOM
+    # points at several k: g is fitted by least squares, the longest k weighing most:
+    # 4.1 ms computing 30 us between, 3.9 ms computing 1 ms, against 4 ms back to back:
+    # g = (0.03 x -0.1 + 1 x 0.1) / (0.03^2 + 1^2) (a mean of the two, clamped: 0.05)
+    two_k = shared + Profile.from_points([{**one, "np": 2, "bw_Bps": 2 * rs / (4.1 * ms),
+                                           "think_s": 0.03 * ms}])
+    assert two_k.given_back("write", 2, rs)[0] == pytest.approx(0.097 / 1.0009, rel=1e-9)
+
+
+def test_operations_slower_after_computing():
+    """Where the profile's points computing between operations bracket the
+    phase's k and found operations slower than the rule's (cold after
+    computing), they answer.  The phase of
+    test_computing_between_operations_meets_the_others_less_often: 16 KiB
+    writes, 20 us each at np 2 back to back, k = 13 us, 12 us by the rule.
+    Points at np 2: 24 us computing 10 us between writes, 36 us computing 30
+    us.  At 13 us, in log k: 24 + (36 - 24) ln(13 / 10) / ln(30 / 10) =
+    26.866 us (x 1.343 of 20), so the 64 writes take 64 x 26.866 us.  Above
+    the longest k measured, its point: 24 us computing 5 and 10 us.  Points
+    faster than the rule's 12 us (11 and 11.5 us) change nothing.  Where the
+    operations take longer than k (in lockstep, k = 4 us) the points say only
+    how much of k the storage gives back (Profile.given_back): here none, so
+    t_np, 20 us, not 36 us (30 and 40 us computing 1 and 10 us, at 4 us)."""
+    KiB, us = 1024, 1e-6
+    rs = 16 * KiB
+    m, ph, prof = two_writers(
+        rs, 64, False, 10 * us, 20 * us,
+        offsets={"first": 0, "per_rank": rs, "stride": 2 * rs, "contiguous": True},
+        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
+    vc = types.SimpleNamespace(name="vc")
+
+    def with_points(*at):
+        return prof + Profile.from_points([
+            {"operation": "write", "access_type": "shared", "collective": False, "rs": rs, "np": 2,
+             "bw_Bps": 2 * rs / (t * us), "think_s": k * us} for k, t in at])
+    [p] = predict(m, vc, with_points((10, 24), (30, 36)))["phases"]
+    t = 24 + 12 * math.log(1.3) / math.log(3)
+    assert t == pytest.approx(26.86578, rel=1e-6)
+    assert p["time_s"] == pytest.approx(64 * t * us, rel=1e-9)
+    assert p["note"] == NOTE_AT_RANDOM + (
+        "; slower after computing: per op 1.34 x 20.0 = 26.9 us (the profile's 16 KiB at np 2 "
+        "computing 10, 30 us between operations: 24.0, 36.0 us per op against 20.0 back to back: "
+        "26.9 at 13.0 us, x 1.34)")
+    assert predict(m, vc, with_points((5, 22), (10, 24)))["phases"][0]["time_s"] == \
+        pytest.approx(64 * 24 * us, rel=1e-9)
+    assert predict(m, vc, with_points((10, 11), (30, 11.5)))["phases"][0]["note"] == NOTE_AT_RANDOM
+    lock = {**ph, "duration_s": ph["io_time_s"] + 63 * 4 * us}
+    assert predict({**m, "phases": [lock]}, vc, with_points((1, 30), (10, 40)))["phases"][0][
+        "time_s"] == pytest.approx(64 * 20 * us, rel=1e-9)
+
+
+def test_think_points_must_be_positive():
+    one = {"operation": "write", "access_type": "shared", "collective": False, "rs": 16 * 1024}
     with pytest.raises(ProfileError, match="think_s must be a number of seconds > 0"):
         Profile.from_points([{**one, "np": 2, "bw_Bps": 1.0, "think_s": 0}])
 
