@@ -264,32 +264,32 @@ def _slower_after_computing(profile, op, args, k, tn, t_op, note):
     """(Bps, note) of an independent phase whose operations, t_op seconds each
     by the rule above (t_np back to back), are shorter than the k seconds its
     processes compute between them: where the profile's points computing
-    between operations (Profile.after_computing) found them s times slower
-    than back to back at k, s x t_np if that is longer (the computing left
-    them cold: on the testbed's disk two processes' 16 KiB rereads from the
-    page cache, 3.8 us back to back, took 5.6 us in random_io, computing 57
-    us between them).  Below the shortest k measured, a caution where the
-    measured ones were slower (docs/accuracy.md, "Rereads from the page cache
-    after computing").  None when nothing is said."""
+    between operations took longer at k (Profile.after_computing: the
+    computing left the operations cold), their time.  On the testbed's disk
+    two processes' 16 KiB rereads from the page cache, 3.8 us back to back,
+    took 5.6 us in random_io, computing 57 us between them.  Outside the k
+    measured, a caution where they were slower than back to back
+    (docs/accuracy.md, "Rereads from the page cache after computing").  None
+    when nothing is said."""
     np_, rs, access = args[0], args[1], args[2]
     bps = rs * np_ / t_op
     if t_op >= k:         # long operations: the processes meet, the rule above holds
         return (bps, note) if note else None
     slower = profile.after_computing(op, np_, rs, k, access)
     if slower is not None:
-        s, how = slower
-        if s * tn <= t_op:
+        t, how = slower
+        if t <= t_op:
             return (bps, note) if note else None
-        cold = (f"slower after computing: per op {s:.2f} x {tn * 1e6:.1f} = {s * tn * 1e6:.1f} us "
-                f"(the profile's {how})")
-        return rs * np_ / (s * tn), f"{note}; {cold}" if note else cold
+        cold = f"slower after computing: per op {t * 1e6:.1f} us (the profile's {how})"
+        return rs * np_ / t, f"{note}; {cold}" if note else cold
     pts = profile.computing_points(op, np_, rs, access, contended=False)
     if not note or pts is None or not any(tk > pts[1] for _, tk in pts[3]):
         return (bps, note) if note else None
     size, back, _, at = pts
     return bps, (f"{note}; the profile's {computing_text(size, np_, at)} against {back * 1e6:.1f} "
-                 f"back to back: operations after computing longer than this phase's "
-                 f"{k * 1e6:.1f} us were slower there, which this prediction does not count")
+                 f"back to back: operations after computing were slower there; this phase "
+                 f"computes {k * 1e6:.1f} us, more than a factor of 2 outside those, which this "
+                 f"prediction does not count")
 
 
 def _done_early(phase, profile, op, args, bw):

@@ -439,28 +439,33 @@ class Profile:
                   f"{t1 * 1e6:.1f} alone, {g:.0%} given back"
 
     def after_computing(self, operation, np, rs, k, access_type="shared"):
-        """(s, note): how many times slower than back to back an independent
-        operation of np processes is when each computes k seconds before it,
-        from the points computing between operations (`think_s`, characterize
-        --think) of the measured size nearest rs (computing_points): t_k / t_np,
-        t_k interpolated in log k between the measured k around it, the longest
-        one's above them; None below the shortest measured k or without such
-        points.  Computing evicts what the next operation would have found in
-        the processor's caches: on the testbed's disk two processes' 16 KiB
-        rereads from the page cache took 4.5 us back to back, 4.0 computing 30
-        us between, 4.6 at 60 us, 5.7 at 120 us and 9.3 at 1 ms
-        (docs/accuracy.md, "Rereads from the page cache after computing")."""
+        """(t, note): the time of one of np processes' independent operations
+        of rs bytes when each computes k seconds before it, from the points
+        computing between operations (`think_s`, characterize --think) of the
+        measured size nearest rs (computing_points): t_k interpolated in log k
+        between the measured k around it, the nearest one's when k is outside
+        them by no more than a factor of 2, scaled to rs (t_k rs / size); None
+        further out or without such points.  Computing evicts what the next
+        operation would have found in the processor's caches: on the testbed's
+        disk two processes' 16 KiB rereads from the page cache took 4.5 us
+        back to back, 4.0 computing 30 us between, 4.6 at 60 us, 5.7 at 120 us
+        and 9.3 at 1 ms (docs/accuracy.md, "Rereads from the page cache after
+        computing")."""
         pts = self.computing_points(operation, np, rs, access_type, contended=False)
-        if pts is None or k < pts[3][0][0]:
+        if pts is None:
             return None
         size, tn, _, at = pts
-        tk = at[-1][1]
+        if not at[0][0] / 2 <= k <= at[-1][0] * 2:
+            return None
+        tk = at[0][1] if k < at[0][0] else at[-1][1]
         for (ka, ta), (kb, tb) in zip(at, at[1:]):
             if ka <= k < kb:
                 tk = ta + (tb - ta) * math.log(k / ka) / math.log(kb / ka)
                 break
-        return tk / tn, (f"{computing_text(size, np, at)} against {tn * 1e6:.1f} back to back: "
-                         f"{tk * 1e6:.1f} at {k * 1e6:.1f} us, x {tk / tn:.2f}")
+        t = tk * rs / size
+        return t, (f"{computing_text(size, np, at)} against {tn * 1e6:.1f} back to back: "
+                   f"{tk * 1e6:.1f} at {k * 1e6:.1f} us" + (f", {t * 1e6:.1f} for {size_text(rs)}"
+                                                            if rs != size else ""))
 
     @staticmethod
     def _contiguous(cand, np, rs, ops, notes):

@@ -583,8 +583,9 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
     # but the note says the point found the operations slower after computing
     assert p["note"] == NOTE_AT_RANDOM + (
         "; the profile's 16 KiB at np 2 computing 1000 us between operations: 30.0 us per op "
-        "against 20.0 back to back: operations after computing longer than this phase's 13.0 us "
-        "were slower there, which this prediction does not count")
+        "against 20.0 back to back: operations after computing were slower there; this phase "
+        "computes 13.0 us, more than a factor of 2 outside those, which this prediction does not "
+        "count")
     # a point no slower than back to back: no such caution
     warm = prof2 + Profile.from_points([{**one, "rs": 16 * KiB, "np": 2, "bw_Bps": 2 * 16 * KiB / (20 * us),
                                          "think_s": 1 * ms}])
@@ -598,19 +599,22 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
 
 
 def test_operations_slower_after_computing():
-    """Where the profile's points computing between operations bracket the
-    phase's k and found operations slower than the rule's (cold after
-    computing), they answer.  The phase of
+    """Where the profile's points computing between operations took longer at
+    the phase's k than the rule's time (operations left cold by the
+    computing), their time answers.  The phase of
     test_computing_between_operations_meets_the_others_less_often: 16 KiB
     writes, 20 us each at np 2 back to back, k = 13 us, 12 us by the rule.
     Points at np 2: 24 us computing 10 us between writes, 36 us computing 30
     us.  At 13 us, in log k: 24 + (36 - 24) ln(13 / 10) / ln(30 / 10) =
-    26.866 us (x 1.343 of 20), so the 64 writes take 64 x 26.866 us.  Above
-    the longest k measured, its point: 24 us computing 5 and 10 us.  Points
-    faster than the rule's 12 us (11 and 11.5 us) change nothing.  Where the
-    operations take longer than k (in lockstep, k = 4 us) the points say only
-    how much of k the storage gives back (Profile.given_back): here none, so
-    t_np, 20 us, not 36 us (30 and 40 us computing 1 and 10 us, at 4 us)."""
+    26.866 us, so the 64 writes take 64 x 26.866 us.  Points of 32 KiB only
+    (40 us back to back, 48 and 72 us computing) give the same, halved.
+    Outside the k measured by no more than a factor of 2, the nearest one's
+    point: 24 us computing 5 and 10 us, 30 us computing 20 and 60 us; further
+    out (30 and 60 us: 13 < 15) nothing but a caution.  Points faster than
+    the rule's 12 us (11 and 11.5 us) change nothing.  Where the operations
+    take longer than k (in lockstep, k = 4 us) the points say only how much
+    of k the storage gives back (Profile.given_back): here none, so t_np, 20
+    us, not 36 us (30 and 40 us computing 1 and 10 us, at 4 us)."""
     KiB, us = 1024, 1e-6
     rs = 16 * KiB
     m, ph, prof = two_writers(
@@ -618,21 +622,32 @@ def test_operations_slower_after_computing():
         offsets={"first": 0, "per_rank": rs, "stride": 2 * rs, "contiguous": True},
         io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
     vc = types.SimpleNamespace(name="vc")
+    one = {"operation": "write", "access_type": "shared", "collective": False, "np": 2}
 
-    def with_points(*at):
-        return prof + Profile.from_points([
-            {"operation": "write", "access_type": "shared", "collective": False, "rs": rs, "np": 2,
-             "bw_Bps": 2 * rs / (t * us), "think_s": k * us} for k, t in at])
+    def with_points(*at, size=rs):
+        return prof + Profile.from_points([{**one, "rs": size, "bw_Bps": 2 * size / (t * us),
+                                            "think_s": k * us} for k, t in at])
     [p] = predict(m, vc, with_points((10, 24), (30, 36)))["phases"]
     t = 24 + 12 * math.log(1.3) / math.log(3)
     assert t == pytest.approx(26.86578, rel=1e-6)
     assert p["time_s"] == pytest.approx(64 * t * us, rel=1e-9)
     assert p["note"] == NOTE_AT_RANDOM + (
-        "; slower after computing: per op 1.34 x 20.0 = 26.9 us (the profile's 16 KiB at np 2 "
-        "computing 10, 30 us between operations: 24.0, 36.0 us per op against 20.0 back to back: "
-        "26.9 at 13.0 us, x 1.34)")
+        "; slower after computing: per op 26.9 us (the profile's 16 KiB at np 2 computing 10, 30 us "
+        "between operations: 24.0, 36.0 us per op against 20.0 back to back: 26.9 at 13.0 us)")
+    wide = with_points((10, 48), (30, 72), size=2 * rs) + Profile.from_points(
+        [{**one, "rs": 2 * rs, "bw_Bps": 4 * rs / (40 * us)}])
+    [p] = predict(m, vc, wide)["phases"]
+    assert p["time_s"] == pytest.approx(64 * t * us, rel=1e-9)
+    assert p["note"].endswith("; slower after computing: per op 26.9 us (the profile's 32 KiB at np 2 "
+                              "computing 10, 30 us between operations: 48.0, 72.0 us per op against "
+                              "40.0 back to back: 53.7 at 13.0 us, 26.9 for 16 KiB)")
     assert predict(m, vc, with_points((5, 22), (10, 24)))["phases"][0]["time_s"] == \
         pytest.approx(64 * 24 * us, rel=1e-9)
+    assert predict(m, vc, with_points((20, 30), (60, 40)))["phases"][0]["time_s"] == \
+        pytest.approx(64 * 30 * us, rel=1e-9)
+    [p] = predict(m, vc, with_points((30, 30), (60, 40)))["phases"]
+    assert p["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
+    assert p["note"].startswith(NOTE_AT_RANDOM + "; the profile's 16 KiB at np 2 computing 30, 60 us")
     assert predict(m, vc, with_points((10, 11), (30, 11.5)))["phases"][0]["note"] == NOTE_AT_RANDOM
     lock = {**ph, "duration_s": ph["io_time_s"] + 63 * 4 * us}
     assert predict({**m, "phases": [lock]}, vc, with_points((1, 30), (10, 40)))["phases"][0][
