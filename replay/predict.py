@@ -221,7 +221,9 @@ def _computing_between(phase, profile, op, args, bw):
     (Profile.given_back, characterize --think), a phase in lockstep takes
     (1 - g) t_np + g t: the testbed's disk gave none back, two ranks' 64 KiB
     writes 6.35 ms each back to back, 6.26 ms computing 1 ms between
-    (bench/think_time.py)."""
+    (bench/think_time.py).  Where the operations are shorter than k, the
+    profile's points computing between them may find them slower still
+    (_slower_after_computing), whether t_np is above t_1 or not."""
     np_, rs = args[0], args[1]
     k = think_time(phase)
     if np_ < 2 or phase.get("collective") is not False or not k or args[4] is None or args[4] < 2:
