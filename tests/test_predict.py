@@ -472,6 +472,17 @@ def two_writers(rs, rep, collective, t1, t2, **phase):
     return m, ph, prof
 
 
+def writers_at_random_moments():
+    """test_computing_between_operations_meets_the_others_less_often's phase:
+    two processes, 64 independent 16 KiB writes each to one file, computing
+    13 us between them; its profile 10 us a write alone, 20 at np 2."""
+    KiB, us = 1024, 1e-6
+    return two_writers(
+        16 * KiB, 64, False, 10 * us, 20 * us,
+        offsets={"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
+        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
+
+
 def test_computing_between_operations_meets_the_others_less_often():
     """Two processes writing 16 KiB each 64 times to one file, independently,
     computing k between operations (duration - io_time = 63 x k).  The profile,
@@ -482,10 +493,7 @@ def test_computing_between_operations_meets_the_others_less_often():
     not 64 x 20 us; k = 4 us: in lockstep, t = 10 + 10 - 4 = 16 us (the other
     root, 12.95 us, is less)."""
     KiB, us = 1024, 1e-6
-    m, ph, prof = two_writers(
-        16 * KiB, 64, False, 10 * us, 20 * us,
-        offsets={"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
-        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
+    m, ph, prof = writers_at_random_moments()
     one = {"operation": "write", "access_type": "shared", "collective": False, "rs": 16 * KiB}
     vc = types.SimpleNamespace(name="vc")
     [p] = predict(m, vc, prof)["phases"]
@@ -571,10 +579,7 @@ def test_computing_between_operations_given_back_as_the_profile_measured():
     # it measures operations made cold by the computing (tmpfs: 4 KiB writes 11 us
     # after 1 ms, 2.3 back to back), not how the storage is shared
     KiB, us = 1024, 1e-6
-    m2, ph2, prof2 = two_writers(
-        16 * KiB, 64, False, 10 * us, 20 * us,
-        offsets={"first": 0, "per_rank": 16 * KiB, "stride": 32 * KiB, "contiguous": True},
-        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
+    m2, ph2, prof2 = writers_at_random_moments()
     cold = prof2 + Profile.from_points([{**one, "rs": 16 * KiB, "np": 2, "bw_Bps": 2 * 16 * KiB / (30 * us),
                                          "think_s": 1 * ms}])
     assert cold.given_back("write", 2, 16 * KiB)[0] == 0.0
@@ -617,10 +622,7 @@ def test_operations_slower_after_computing():
     us, not 36 us (30 and 40 us computing 1 and 10 us, at 4 us)."""
     KiB, us = 1024, 1e-6
     rs = 16 * KiB
-    m, ph, prof = two_writers(
-        rs, 64, False, 10 * us, 20 * us,
-        offsets={"first": 0, "per_rank": rs, "stride": 2 * rs, "contiguous": True},
-        io_time_s=64 * 12 * us, duration_s=64 * 12 * us + 63 * 13 * us)
+    m, ph, prof = writers_at_random_moments()
     vc = types.SimpleNamespace(name="vc")
     one = {"operation": "write", "access_type": "shared", "collective": False, "np": 2}
 
