@@ -163,7 +163,7 @@ def stolen(fn, *args, **kw):
 STEAL_PAUSE_S = 10
 
 
-def until_calm(attempt, set_aside, retries, what):
+def until_calm(attempt, set_aside, retries, what, pause=STEAL_PAUSE_S):
     """attempt() -> (result, wall_s, steal_s), made again while it lost
     STOLEN_SHARE of its wall time or more to the hypervisor (the rule the
     profile's passes follow, replay/characterize.py), at most `retries` times
@@ -178,7 +178,7 @@ def until_calm(attempt, set_aside, retries, what):
         aside.append({"wall_s": round(wall, 3), "steal_s": st})
         set_aside(j)
         print(f"  {what}: lost {st:.2f} s of {wall:.2f} s to steal, set aside", flush=True)
-        time.sleep(STEAL_PAUSE_S)
+        time.sleep(pause)
 
 
 def sh(cmd, env, timeout=900, check=True, log=None):
@@ -600,8 +600,8 @@ def main():
                               f"{repl['io_time_s']:.3f} s ({row['error_replayed'] * 100:+.0f}%), as modelled "
                               f"{modl['io_time_s']:.3f} s ({row['error_modelled'] * 100:+.0f}%)"
                               + (f"; steal in its runs {steals} s" if any(steals) else "")
-                              + (f"; set aside for steal: {len(run_aside)} runs, "
-                                 f"{len(repl_aside) + len(modl_aside)} replays"
+                              + (f"; set aside for steal: {len(run_aside)} run(s), "
+                                 f"{len(repl_aside) + len(modl_aside)} replay(s)"
                                  if run_aside or repl_aside or modl_aside else ""), flush=True)
                     except Exception as e:  # one failed row must not lose the others
                         row["error"] = str(e)[-1500:]
