@@ -163,14 +163,27 @@ def render(result):
             + (f" ({', '.join(result['characterize']['no_think_vcs'])}: without `--think`, run before it "
                f"existed; there predict takes the computing between operations as all given back, its "
                f"rule before the think points)"
-               if result["characterize"].get("no_think_vcs") else "") + ". "
+               if result["characterize"].get("no_think_vcs") else "")
+            + "".join(f" ({', '.join(vcs)}: `--think {pts}` only, run before the other think points "
+                      f"existed; there predict reads the computing between operations from those)"
+                      for pts, vcs in _by_points(result["characterize"].get("fewer_think_vcs", {})).items())
+            + ". "
             f"Open MPI settings of every run: {mpi_env_text(result)}."
             + (f" Code: {result['code']}{again_by(result)}." if result.get("code") else "")
             + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep"
-               + (" (less the think points where said)" if result["characterize"].get("no_think_vcs") else "")
+               + (" (less the think points where said)" if result["characterize"].get("no_think_vcs")
+                  or result["characterize"].get("fewer_think_vcs") else "")
                + ", "
                f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
                f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))
+
+
+def _by_points(fewer):
+    """VCs grouped by the think points they had (fewer_think_vcs: VC -> points)."""
+    out = {}
+    for vc, pts in fewer.items():
+        out.setdefault(pts, []).append(vc)
+    return out
 
 
 def to_readme(text):

@@ -152,27 +152,46 @@ def _without_think(args):
     return out
 
 
+def _think(args):
+    """The `--think` points of characterize arguments, [] without it."""
+    return args[args.index("--think") + 1].split(",") if "--think" in args else []
+
+
 def same_sweep(result, other):
     """The characterize arguments two runs' VCs share, or None.  `--one-stripe`
     measures nothing on a VC of one data server (it says so and goes on), so a
     run without it on such VCs had the sweep it would have had with it.
-    `--think` only adds points: a run without it is the same sweep less them,
-    where predict takes the computing between operations as all given back (its
-    rule before them); the render names the VCs without them (`no_think_vcs`)."""
+    `--think` only adds points: a run without it, or with some of its points
+    only, is the same sweep less the others; without it predict takes the
+    computing between operations as all given back (its rule before them), with
+    fewer it reads them from the points it has.  The render names those VCs
+    (`no_think_vcs`, `fewer_think_vcs`: VC -> its points)."""
     a, b = result["characterize"]["args"], other["characterize"]["args"]
     if a == b:
         return a
-    ta, tb = "--think" in a, "--think" in b
+    ta, tb = _think(a), _think(b)
     if ta != tb:
-        with_, without = (result, other) if ta else (other, result)
-        args = same_sweep({"characterize": {"args": _without_think(with_["characterize"]["args"])},
-                           "vcs": with_["vcs"]}, without)
+        if set(tb) <= set(ta):
+            more, fewer = result, other
+        elif set(ta) <= set(tb):
+            more, fewer = other, result
+        else:
+            return None
+        args = same_sweep({"characterize": {"args": _without_think(more["characterize"]["args"])},
+                           "vcs": more["vcs"]},
+                          {"characterize": {"args": _without_think(fewer["characterize"]["args"])},
+                           "vcs": fewer["vcs"]})
         if args is None:
             return None
-        without["characterize"]["no_think_vcs"] = sorted(without["vcs"])
-        think = with_["characterize"]["args"]
-        i = think.index("--think")
-        return args + think[i:i + 2]
+        points = _think(fewer["characterize"]["args"])
+        known = set(fewer["characterize"].get("no_think_vcs", [])) | set(fewer["characterize"].get("fewer_think_vcs", {}))
+        if points:     # a VC already named keeps what it had, which is fewer still
+            fewer["characterize"]["fewer_think_vcs"] = {
+                **{vc: ",".join(points) for vc in fewer["vcs"] if vc not in known},
+                **fewer["characterize"].get("fewer_think_vcs", {})}
+        else:
+            fewer["characterize"]["no_think_vcs"] = sorted(fewer["vcs"])
+        return args + ["--think", ",".join(_think(more["characterize"]["args"]))]
     flag = "--one-stripe"
     if [x for x in a if x != flag] != [x for x in b if x != flag]:
         return None
@@ -218,9 +237,13 @@ def combine(result, paths):
         result["runs"].update(other.get("runs", {}))
         no_think = set(result["characterize"].get("no_think_vcs", [])) | \
             set(other["characterize"].get("no_think_vcs", []))
+        fewer_think = {**result["characterize"].get("fewer_think_vcs", {}),
+                       **other["characterize"].get("fewer_think_vcs", {})}
         result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
         if no_think:
             result["characterize"]["no_think_vcs"] = sorted(no_think)
+        if fewer_think:
+            result["characterize"]["fewer_think_vcs"] = fewer_think
         result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
         result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else "")
                                        + (f" (code {other['code']}{again_by(other)})" if other.get("code") else ""))

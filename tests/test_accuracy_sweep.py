@@ -36,3 +36,24 @@ def test_think_points_are_the_only_sweep_difference_allowed_besides_one_stripe()
     assert score.same_sweep(run(think, disk=ONE), run(BASE + ["--one-stripe", "--think", "4ms"],
                                                       gluster2=TWO)) is None
     assert score.same_sweep(run(think, disk=ONE), run(think, gluster2=TWO)) == think
+
+
+def test_a_run_with_some_of_the_think_points_is_the_sweep_less_the_others():
+    four = BASE + ["--one-stripe", "--think", "30us,60us,250us,1ms"]
+    one = BASE + ["--one-stripe", "--think", "1ms"]
+    more, fewer = run(four, disk=ONE), run(one, gluster2=TWO)
+    assert score.same_sweep(more, fewer) == four
+    assert fewer["characterize"]["fewer_think_vcs"] == {"gluster2": "1ms"}
+    assert "fewer_think_vcs" not in more["characterize"] and "no_think_vcs" not in fewer["characterize"]
+    # either way round: the result with fewer points takes the other's, its VCs named
+    fewer, more = run(one, gluster=ONE), run(four, disk=ONE)
+    assert score.same_sweep(fewer, more) == four
+    assert fewer["characterize"]["fewer_think_vcs"] == {"gluster": "1ms"}
+    # a VC already named without any think point stays so
+    fewer = run(one, gluster=ONE, tmpfs=ONE)
+    fewer["characterize"]["no_think_vcs"] = ["tmpfs"]
+    assert score.same_sweep(fewer, run(four, disk=ONE)) == four
+    assert fewer["characterize"]["fewer_think_vcs"] == {"gluster": "1ms"}
+    # points that are not a subset: not one sweep
+    assert score.same_sweep(run(four, disk=ONE), run(BASE + ["--one-stripe", "--think", "1ms,4ms"],
+                                                     gluster2=TWO)) is None
