@@ -57,8 +57,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from iomodel.replay.characterize import lost_to_steal
-from iomodel.replay.host import steal_s, stolen_since
+from iomodel.replay.host import steal_s, stolen_since, until_calm
 import machine_info
 from accuracy_render import render, to_readme
 from accuracy_score import combine, err, measure_row, record_again, score, worst_error
@@ -161,24 +160,6 @@ def stolen(fn, *args, **kw):
 # Seconds between an attempt set aside for steal and the next: the host's load
 # comes in stretches (docs/accuracy.md, "The hypervisor's steal").
 STEAL_PAUSE_S = 10
-
-
-def until_calm(attempt, set_aside, retries, what, pause=STEAL_PAUSE_S):
-    """attempt() -> (result, wall_s, steal_s), made again while it lost
-    STOLEN_SHARE of its wall time or more to the hypervisor (the rule the
-    profile's passes follow, replay/characterize.py), at most `retries` times
-    more; set_aside(j) moves attempt j's files away first.  The last attempt is
-    kept whatever it lost.  Returns its result and steal, and the attempts set
-    aside ({"wall_s", "steal_s"})."""
-    aside = []
-    for j in range(retries + 1):
-        out, wall, st = attempt()
-        if j == retries or wall is None or not lost_to_steal({"steal_s": st, "seconds": wall}):
-            return out, st, aside
-        aside.append({"wall_s": round(wall, 3), "steal_s": st})
-        set_aside(j)
-        print(f"  {what}: lost {st:.2f} s of {wall:.2f} s to steal, set aside", flush=True)
-        time.sleep(pause)
 
 
 def sh(cmd, env, timeout=900, check=True, log=None):
@@ -321,12 +302,15 @@ def reuse_or_trace(runner, cmd, tdir, mpath, log, resume):
     return trace_and_model(runner, cmd, tdir, mpath, log)
 
 
-def move_aside(work, *paths, tag):
-    """Files of an attempt set aside for steal, into work/stolen/ (NAME.TAG)."""
-    (work / "stolen").mkdir(exist_ok=True)
-    for p in paths:
-        if p.exists():
-            p.rename(work / "stolen" / f"{p.name}.{tag}")
+def set_aside(work, *paths, what):
+    """until_calm's on_stolen: attempt j's files into work/stolen/ (NAME.j), and a line saying so."""
+    def move(j, wall, steal):
+        (work / "stolen").mkdir(exist_ok=True)
+        for p in paths:
+            if p.exists():
+                p.rename(work / "stolen" / f"{p.name}.{j}")
+        print(f"  {what}: lost {steal:.2f} s of {wall:.2f} s to steal, set aside", flush=True)
+    return move
 
 
 def predict(model_path, vc, extra, log):
@@ -545,8 +529,8 @@ def main():
                                 return stolen(vc.run, [*IOMODEL, "replay", mpath, "--vc", vc.yaml, "--backend",
                                                        "builtin", *extra, "--repeat", str(vc.runs), "--launches",
                                                        str(vc.launches), "-o", rdir], log=log)
-                            _, st, aside = until_calm(attempt, lambda j: move_aside(work, rdir, tag=j),
-                                                      args.steal_retries, f"[{vc.name}] {rdir.name}")
+                            _, st, aside = until_calm(attempt, args.steal_retries, pause=STEAL_PAUSE_S,
+                                                      on_stolen=set_aside(work, rdir, what=f"[{vc.name}] {rdir.name}"))
                             return predict(mpath, vc, ["--replay", rdir], log), st, aside
                         repl, repl_steal, repl_aside = replay(work / f"replay-{vc.name}-{key}")
                         # and as modelled: the phases' offsets, the idle time between them and within
@@ -564,8 +548,9 @@ def main():
                                 m_, wall, st = reuse_or_trace(vc.run, app_cmd(bindir, prog, data, a, args.np),
                                                               tdir, jpath, log, args.resume)
                                 return (m_, wall), wall, st
-                            run, st, aside = until_calm(attempt, lambda j: move_aside(work, tdir, jpath, tag=j),
-                                                        args.steal_retries, f"[{vc.name}] {key} run {k}")
+                            run, st, aside = until_calm(attempt, args.steal_retries, pause=STEAL_PAUSE_S,
+                                                        on_stolen=set_aside(work, tdir, jpath,
+                                                                            what=f"[{vc.name}] {key} run {k}"))
                             runs.append(run)
                             steals.append(st)    # None: reused (--resume)
                             run_aside += [{"run": k, **x} for x in aside]

@@ -335,13 +335,15 @@ def cmd_characterize(args):
             raise ValueError(f"--think {args.think}: expected times from 1us to 1 (seconds, or "
                              f"with ms or us), got {x!r}")
         thinks.append(k)
+    if args.steal_retries < 0:
+        raise ValueError(f"--steal-retries {args.steal_retries}: expected 0 or more")
     out = args.output or f"characterize-{cluster.name}"
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
                                      pieces=_sizes(args.pieces) or (), job_np=args.job_np,
                                      buffer_offsets=offsets, one_stripe=args.one_stripe,
-                                     thinks=thinks, **sweep)
+                                     thinks=thinks, steal_retries=args.steal_retries, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -511,6 +513,10 @@ def build_parser():
                     help="passes over the whole sweep, each point once per pass, its time the "
                     "median of the passes (a slow stretch of the cluster then slows one repetition "
                     "of a point, not all); one-operation points at least 9 times over all passes and 3 in each (IOR -i within a pass)")
+    ch.add_argument("--steal-retries", type=int, default=1, metavar="N",
+                    help="on a virtual machine, a run that lost 5%% of its wall time or more to the "
+                    "hypervisor (steal: its other guests) is made again, at most N times, the last "
+                    "kept whatever it lost (default: %(default)s; 0: never)")
     ch.add_argument("--timeout", type=float, metavar="S",
                     help="give up a run after S seconds (a failed point; the sweep goes on)")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")

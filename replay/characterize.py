@@ -14,6 +14,7 @@ from pathlib import Path
 
 from iomodel.models import rereads
 
+from .host import STOLEN_SHARE, lost_to_steal, until_calm
 from .ior import Invocation, idle_openers_job, sanitize
 from .placement import server_of, spread_name
 from .profile import Profile, ops_per_process
@@ -110,19 +111,9 @@ def reps_per_pass(segments, passes):
     return max(ONE_OP_PER_PASS, -(-ONE_OP_REPEAT // passes)) if segments == 1 else 1
 
 
-# A run that lost this much of its wall time to the hypervisor (steal, summed over
-# the CPUs) measured the host's other guests too.  In the accuracy bench's run 45
-# (one-server Gluster VC), the 76 passes that lost 5% or more took a median 1.08
-# times their point's other passes, 26% of them over 1.2 times; those that lost
-# less than 2% 1.00 times (2% over 1.2), as passes without steal against each
-# other (5%): a tick of steal mostly falls in the launch, not in the I/O timed.
-STOLEN_SHARE = 0.05
-
-
-def lost_to_steal(entry):
-    """Whether a run lost STOLEN_SHARE of its wall time or more to the hypervisor."""
-    steal, secs = entry.get("steal_s"), entry.get("seconds")
-    return bool(steal and secs and steal >= STOLEN_SHARE * secs)
+# Seconds between a run set aside for steal and its next attempt: the host's
+# load comes and goes in stretches of seconds to minutes.
+STEAL_PAUSE_S = 2
 
 
 def unstolen(entries):
@@ -226,7 +217,7 @@ def _spreader(cluster, placed):
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
-                 buffer_offsets=(), one_stripe=False, thinks=(), **sweep):
+                 buffer_offsets=(), one_stripe=False, thinks=(), steal_retries=0, **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
@@ -243,7 +234,10 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     (`one_stripe_segments`): such a file sits on one server (profile.py).
     thinks: the independent points of several processes again with them
     computing so many seconds between operations (`think_points`; the builtin
-    backend only)."""
+    backend only).  steal_retries: a run that lost STOLEN_SHARE of its wall time
+    or more to the hypervisor is made again, at most so many times
+    (STEAL_PAUSE_S apart), the last kept whatever it lost; the attempts set
+    aside are kept in its entry (`set_aside`)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
@@ -310,8 +304,17 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
             entry = state.done(key)
             if entry is None:
                 print(f"{head} ...", end="", file=progress, flush=True)
-                entry = execute(inv, cluster, backend, prog, state.dir,
-                                reps_per_pass(inv.segments, passes), timeout)
+
+                def attempt():
+                    e = execute(inv, cluster, backend, prog, state.dir, reps_per_pass(inv.segments, passes),
+                                timeout)
+                    return e, e.get("seconds"), e.get("steal_s")
+                entry, _, aside = until_calm(
+                    attempt, steal_retries, pause=STEAL_PAUSE_S,
+                    on_stolen=lambda j, wall, st: print(f" lost {st:.2f} s of {wall:.2f} s to steal, again ...",
+                                                        end="", file=progress, flush=True))
+                if aside:
+                    entry["set_aside"] = aside
                 entry["point"] = {**pt, "ops_per_process": inv.segments, "job_np": inv.job_np}
                 if inv.test_file in placed:
                     entry["point"]["placement"] = placed[inv.test_file]

@@ -353,6 +353,9 @@ def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, 
             "passes") in p.stderr
     (row,) = pq.read_table(out / "profile.parquet").to_pylist()
     assert row["time_s"] == times[0]
+    # the runs made again (--steal-retries, replay/host.py until_calm; tests/test_steal_rule.py)
+    bad = run(*args[:-2], "--steal-retries", "-1", "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "--steal-retries -1: expected 0 or more" in bad.stderr
 
 
 def test_characterize_views_of_pieces(local_vc, tmp_path):

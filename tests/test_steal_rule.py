@@ -1,11 +1,14 @@
-"""bench/accuracy.py's rule for runs the hypervisor slowed: an application run
-or replay that lost 5% of its wall time or more to steal is set aside (its
-files moved to the work directory's stolen/) and made again, at most
---steal-retries times, the last attempt kept whatever it lost; the rule the
-profile's passes follow (replay/characterize.py lost_to_steal)."""
+"""The rule for runs the hypervisor slowed (replay/host.py until_calm): a run
+that lost 5% of its wall time or more to steal is set aside and made again, at
+most so many times, the last attempt kept whatever it lost.  `characterize
+--steal-retries` holds its sweep runs to it, bench/accuracy.py its application
+runs and replays (their files moved to the work directory's stolen/,
+`set_aside`); it is the rule the profile's passes follow (`lost_to_steal`)."""
 import sys
 
 from conftest import ROOT
+
+from iomodel.replay.host import until_calm
 
 sys.path.insert(0, str(ROOT / "bench"))
 import accuracy  # noqa: E402  (bench/ is not a package)
@@ -20,8 +23,7 @@ def run(tmp_path, outcomes, retries):
         out.mkdir()
         (out / "results.json").write_text(str(j))
         return f"result {j}", *outcomes[j]
-    result = accuracy.until_calm(attempt, lambda j: accuracy.move_aside(tmp_path, out, tag=j),
-                                 retries, "test", pause=0)
+    result = until_calm(attempt, retries, on_stolen=accuracy.set_aside(tmp_path, out, what="test"))
     return result, made, out
 
 
