@@ -455,6 +455,8 @@ def main():
     args = ap.parse_args()
     if args.combine and not args.render:
         ap.error("--combine needs --render")
+    if args.steal_retries < 0:
+        ap.error(f"--steal-retries {args.steal_retries}: expected 0 or more")
     if args.render:
         result = json.loads(Path(args.render).read_text())
         if args.combine:

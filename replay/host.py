@@ -46,6 +46,8 @@ def until_calm(attempt, retries, on_stolen=None, pause=0.0):
     host's load comes in stretches.  The last attempt is kept whatever it lost.
     Returns its result and steal, and the attempts set aside ({"wall_s",
     "steal_s"})."""
+    if retries < 0:
+        raise ValueError(f"retries {retries}: expected 0 or more")
     aside = []
     for j in range(retries + 1):
         out, wall, steal = attempt()

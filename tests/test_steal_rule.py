@@ -6,6 +6,7 @@ runs and replays (their files moved to the work directory's stolen/,
 `set_aside`); it is the rule the profile's passes follow (`lost_to_steal`)."""
 import sys
 
+import pytest
 from conftest import ROOT
 
 from iomodel.replay.host import until_calm
@@ -67,3 +68,8 @@ def test_a_reused_run_has_no_wall_time_and_is_kept(tmp_path):
     # --resume: a run made before is reused, its wall time and steal unknown
     (res, st, aside), made, _ = run(tmp_path, [(None, None)], retries=3)
     assert (res, st, aside, made) == ("result 0", None, [], [0])
+
+
+def test_negative_retries_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="retries -1: expected 0 or more"):
+        run(tmp_path, [(1.0, 0.0)], retries=-1)
