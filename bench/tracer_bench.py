@@ -51,6 +51,7 @@ def main():
         traced_env = {**env, "LD_PRELOAD": str(library_path()), "IOMODEL_TRACE_DIR": str(trace_dir)}
         keys = ("write0_ns", "write4k_ns", "comm_ns", "view_ns")
         plain, traced, diffs = {k: [] for k in keys}, {k: [] for k in keys}, {k: [] for k in keys}
+        clock = []   # one read of the tracer's clock, timed in every run
         for i in range(args.repeats):
             a = run(exe, work, args.calls, env)
             b = run(exe, work, args.calls, traced_env)
@@ -58,6 +59,7 @@ def main():
                 plain[k].append(a[k])
                 traced[k].append(b[k])
                 diffs[k].append(b[k] - a[k])
+            clock += [a["clock_ns"], b["clock_ns"]]
             print(f"run {i + 1}/{args.repeats}: untraced {a}  traced {b}", file=sys.stderr)
         trace = Trace(trace_dir)
         events = trace.events.num_rows
@@ -75,6 +77,9 @@ def main():
         "write4k_overhead_ns": med["write4k_ns"],
         "comm_overhead_ns": med["comm_ns"],
         "view_overhead_ns": med["view_ns"],
+        # Two reads a traced call (entry and return): the part of the cost the
+        # machine's clock sets, whatever the tracer's code.
+        "clock_read_ns": round(statistics.median(clock), 2),
         "trace_events": events,
         "trace_bytes": size,
         "bytes_per_event": round(size / events, 2),
@@ -107,6 +112,9 @@ def table(res):
         out.append(f"| {name} | {res['untraced_ns_median'][k]:.1f} ns | {res['traced_ns_median'][k]:.1f} ns"
                    f" | {res[o]:.1f} {unit} | <= {res['goals'][o]} |")
     out.append(f"| trace size | | | {res['bytes_per_event']:.2f} B/event | <= {res['goals']['bytes_per_event']} |")
+    if "clock_read_ns" in res:
+        out.append(f"| the tracer's clock (time-stamp counter), read twice an event | {res['clock_read_ns']:.1f} ns"
+                   f" a read | | {2 * res['clock_read_ns']:.1f} ns/event of the above | |")
     m = res["machine"]
     out.append(f"\n{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, {m['mpi']}; medians of "
                f"{res['repeats']} side-by-side pairs of runs, {res['calls_per_measure']} calls each ({m['date']}).")
