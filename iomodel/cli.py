@@ -343,7 +343,8 @@ def cmd_characterize(args):
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
                                      pieces=_sizes(args.pieces) or (), job_np=args.job_np,
                                      buffer_offsets=offsets, one_stripe=args.one_stripe,
-                                     thinks=thinks, steal_retries=args.steal_retries, **sweep)
+                                     thinks=thinks, steal_retries=args.steal_retries,
+                                     random=args.random, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -506,6 +507,11 @@ def build_parser():
                     "each contiguous shared point whose file spans more than a stripe on a file of "
                     "one stripe: such a file sits on one server, and a shared file no larger is "
                     "predicted from these points (default: off)")
+    ch.add_argument("--random", action="store_true",
+                    help="also measure each independent contiguous point with each process's "
+                    "operations in a random order within its block (IOR's -z): what random "
+                    "offsets cost against the same operations in order, for the model's random "
+                    "phases (default: off; they are then predicted as in order)")
     ch.add_argument("--no-one-op", dest="one_op", action="store_false",
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")

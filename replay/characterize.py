@@ -57,13 +57,18 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     piece = point.get("piece")
     boff = point.get("buffer_offset") or 0
     think = [f"--iomodel.think={point['think_s']:.6f}"] if point.get("think_s") else []
+    # a random point: each process's operations in one block, in a random order (IOR's
+    # -z needs a block of several transfers), as a random phase's replay has them
+    shuffle = ["-z"] if point.get("random") and segments > 1 else []
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
                     f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else "")
-                    + (f".o{boff}" if boff else "") + (f".k{point['think_s']:g}" if think else ""))
+                    + (f".o{boff}" if boff else "") + (f".k{point['think_s']:g}" if think else "")
+                    + (".z" if shuffle else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
     if unique and place is not None:
         test_file = place(test_file, n)
-    common = dict(phase_ids=[0], np=n, api="MPIIO", segments=segments, block=rs, transfer=rs,
+    common = dict(phase_ids=[0], np=n, api="MPIIO", segments=1 if shuffle else segments,
+                  block=rs * segments if shuffle else rs, transfer=rs,
                   file_per_proc=unique, collective=point["collective"],
                   test_file=test_file, piece=piece, buffer_offset=boff)
     # a shared independent point of fewer processes runs as the replay of such a
@@ -71,13 +76,15 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     idle = idle_openers_job(n, job_np, not unique, "MPIIO", point["collective"], piece,
                             point["operation"] == "reread", defeat_page_cache)
     extra = ["-C", "-e"] if defeat_page_cache else []
+    if shuffle:                        # IOR refuses -C with -z on a shared file
+        extra = [f for f in extra if f != "-C" or unique] + shuffle
     # Every point removes its file(s) when done (a write: no -k; a read: iomodel, once
     # read): a sweep of writes alone left up to `--bytes` per point on the cluster's
     # storage, and each point ran on storage filled by the ones before it.
     if point["operation"] == "write":
         return Invocation(operation="write", flags=["-w", *extra, *think], job_np=idle, **common)
     if point["operation"] == "reread":
-        return Invocation(operation="read", flags=["-w", "-r", *think], reread=True, **common)
+        return Invocation(operation="read", flags=["-w", "-r", *shuffle, *think], reread=True, **common)
     setup = Invocation(operation="write", flags=["-w", "-k", *extra], **common)
     return Invocation(operation="read", flags=["-r", "-E", "-k", *extra, *think], setup=setup,
                       job_np=idle, **common)
@@ -169,6 +176,23 @@ def think_points(points, thinks):
             and not pt.get("buffer_offset")]
 
 
+def random_points(points):
+    """For each independent contiguous point: the same with each process's
+    operations in a random order within its block (IOR's -z), as a random
+    phase's are.  On the testbed's disk (mounted `sync`) random 16 KiB writes
+    into a new file cost more than in order, which in-order points do not see
+    (replay/profile.py).  Not collective ones: IOR cannot combine -z with
+    collective MPI-IO, and a random phase's replay runs them independent."""
+    return [{**pt, "random": True} for pt in points
+            if not pt["collective"] and not pt.get("piece") and not pt.get("buffer_offset")
+            and not pt.get("think_s")]
+
+
+def ops_of(inv):
+    """Operations per process of a sweep invocation (a random point's are one block's)."""
+    return inv.segments * (inv.block // inv.transfer)
+
+
 def one_stripe_segments(point, target_bytes, stripe):
     """Operations per process of the one-stripe variant of a point (its shared
     file within `stripe` bytes), or None when it needs none: a view, a unique
@@ -217,7 +241,8 @@ def _spreader(cluster, placed):
 
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
-                 buffer_offsets=(), one_stripe=False, thinks=(), steal_retries=0, **sweep):
+                 buffer_offsets=(), one_stripe=False, thinks=(), steal_retries=0, random=False,
+                 **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
@@ -234,7 +259,8 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     (`one_stripe_segments`): such a file sits on one server (profile.py).
     thinks: the independent points of several processes again with them
     computing so many seconds between operations (`think_points`; the builtin
-    backend only).  steal_retries: a run that lost STOLEN_SHARE of its wall time
+    backend only).  random: the independent points again with each process's
+    operations in a random order (`random_points`).  steal_retries: a run that lost STOLEN_SHARE of its wall time
     or more to the hypervisor is made again, at most so many times
     (STEAL_PAUSE_S apart), the last kept whatever it lost; the attempts set
     aside are kept in its entry (`set_aside`)."""
@@ -271,14 +297,16 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
         if stripe is None:
             print(f"--one-stripe: {why}; no one-stripe points", file=progress)
     for pt in (points + view_points(points, pieces) + offset_points(points, buffer_offsets)
-               + think_points(points, thinks)):
+               + think_points(points, thinks) + (random_points(points) if random else [])):
         inv = invocation(pt, workdir, target_bytes, dpc, **kw)
-        if pt.get("think_s") and inv.segments < 2:
-            continue                   # one operation: nothing between operations
+        if (pt.get("think_s") or pt.get("random")) and ops_of(inv) < 2:
+            continue                   # one operation: nothing between operations, no order
         runs.append((pt, inv))
-        if one_op and inv.segments > 1 and not pt.get("piece") and not pt.get("think_s"):
+        varied = pt.get("piece") or pt.get("think_s") or pt.get("random")
+        if one_op and inv.segments > 1 and not varied:
             runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
-        capped = stripe and not pt.get("think_s") and one_stripe_segments(pt, target_bytes, stripe)
+        capped = stripe and not pt.get("think_s") and not pt.get("random") and \
+            one_stripe_segments(pt, target_bytes, stripe)
         if capped:
             runs.append(({**pt, "file_cap": stripe},
                          invocation(pt, workdir, target_bytes, dpc, segments=capped, **kw)))
@@ -295,18 +323,19 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
             head = (f"[{i}/{len(runs)}{f' pass {p + 1}/{passes}' if passes > 1 else ''}] "
                     f"{pt['operation']} {pt['access_type']} "
                     f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
-                    f"rs {pt['rs']} B x {inv.segments}"
+                    f"rs {pt['rs']} B x {ops_of(inv)}"
                     + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
                     + (f" buffer +{pt['buffer_offset']} B" if pt.get("buffer_offset") else "")
                     + (f" on one stripe of {pt['file_cap']} B" if pt.get("file_cap") else "")
                     + (f" computing {pt['think_s'] * 1e3:g} ms between" if pt.get("think_s") else "")
+                    + (" in a random order" if pt.get("random") else "")
                     + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
             entry = state.done(key)
             if entry is None:
                 print(f"{head} ...", end="", file=progress, flush=True)
 
                 def attempt():
-                    e = execute(inv, cluster, backend, prog, state.dir, reps_per_pass(inv.segments, passes),
+                    e = execute(inv, cluster, backend, prog, state.dir, reps_per_pass(ops_of(inv), passes),
                                 timeout)
                     return e, e.get("seconds"), e.get("steal_s")
                 entry, _, aside = until_calm(
@@ -315,7 +344,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                                                         end="", file=progress, flush=True))
                 if aside:
                     entry["set_aside"] = aside
-                entry["point"] = {**pt, "ops_per_process": inv.segments, "job_np": inv.job_np}
+                entry["point"] = {**pt, "ops_per_process": ops_of(inv), "job_np": inv.job_np}
                 if inv.test_file in placed:
                     entry["point"]["placement"] = placed[inv.test_file]
                 state.record(key, entry)
@@ -339,7 +368,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     for i, (pt, inv) in enumerate(runs, 1):
         if i in entries:
             entry = median_entry(entries[i])
-            measured.append({**pt, "ops_per_process": inv.segments, "bw_Bps": entry["bandwidth_Bps"],
+            measured.append({**pt, "ops_per_process": ops_of(inv), "bw_Bps": entry["bandwidth_Bps"],
                              "time_s": entry.get("time_s"), "source": backend.name})
     return Profile.from_points(measured), failures
 

@@ -753,6 +753,78 @@ def test_a_view_of_pieces_costs_the_measured_ratio():
     assert summary(prof)[0]["peak_Bps"] == 200 * MiB      # views are no peak
 
 
+def test_random_offsets_cost_the_measured_ratio(tmp_path):
+    """Random points (random: each process's block in a random order) against the
+    in-order point of the same kind, np, rs and operations: independent shared
+    writes, 8 ops per process.  In order: np 2 at 16 KiB 10 MiB/s, 64 KiB 40 MiB/s;
+    np 1 at 16 KiB 20 MiB/s.  Random: np 2 at 16 KiB 8 MiB/s (ratio 1.25), 64 KiB
+    20 MiB/s (2); np 1 at 16 KiB 10 MiB/s (2)."""
+    KiB = 1024
+    def pt(np_, rs, bw, random=None):
+        return {"operation": "write", "access_type": "shared", "collective": False, "np": np_,
+                "rs": rs, "ops_per_process": 8, "bw_Bps": bw * MiB, "random": random}
+    prof = Profile.from_points([pt(2, 16 * KiB, 10), pt(2, 64 * KiB, 40), pt(1, 16 * KiB, 20),
+                                pt(2, 16 * KiB, 8, True), pt(2, 64 * KiB, 20, True),
+                                pt(1, 16 * KiB, 10, True)])
+    # phases in order ignore the random points
+    assert prof.bandwidth("write", 2, 16 * KiB, "shared", False) == (10 * MiB, "measured")
+    # at a measured point: the random point's own bandwidth
+    bw, note = prof.bandwidth("write", 2, 16 * KiB, "shared", False, random=True)
+    assert bw == pytest.approx(8 * MiB, rel=1e-12)
+    assert note == "measured; random offsets: time x 1.25 (the profile's random points against in order)"
+    assert prof.bandwidth("write", 1, 16 * KiB, "shared", False, random=True)[0] == \
+        pytest.approx(10 * MiB, rel=1e-12)
+    # 32 KiB, the geometric middle: in order sqrt(10 x 40) = 20 MiB/s, the ratio
+    # log-log between 1.25 and 2, sqrt(1.25 x 2)
+    bw, note = prof.bandwidth("write", 2, 32 * KiB, "shared", False, random=True)
+    assert bw == pytest.approx(20 * MiB / math.sqrt(2.5), rel=1e-12)
+    assert note.endswith("random offsets: time x 1.58 (the profile's random points against in order)")
+    # np 4, beyond the measured np: both the nearest, np 2's
+    assert prof.bandwidth("write", 4, 16 * KiB, "shared", False, random=True)[0] == \
+        pytest.approx(8 * MiB, rel=1e-12)
+    # below the smallest measured size: the smallest size's ratio (no cost per byte)
+    assert prof.bandwidth("write", 2, 4 * KiB, "shared", False, random=True)[1].endswith("time x 1.25 "
+        "(the profile's random points against in order)")
+    # no random point of that kind (file per process): as in order, and the note says so
+    uniq = Profile.from_points([{**p, "access_type": "unique"} for p in
+                                (pt(2, 16 * KiB, 10), pt(2, 16 * KiB, 8, True))] + [pt(2, 16 * KiB, 5, True)])
+    bw, note = uniq.bandwidth("write", 2, 16 * KiB, "unique", False, random=True)
+    assert bw == pytest.approx(8 * MiB, rel=1e-12)
+    bw, note = Profile.from_points([pt(2, 16 * KiB, 10)]).bandwidth("write", 2, 16 * KiB, "shared", False,
+                                                                   random=True)
+    assert (bw, note) == (10 * MiB, "measured; random offsets: no random point measured "
+                          "(characterize --random), predicted as in order")
+    # random points are no peak; they survive Parquet; a profile from before them loads
+    assert summary(prof)[0]["peak_Bps"] == 40 * MiB
+    back = Profile.read(prof.save(tmp_path / "r.parquet"))
+    assert back.table.equals(prof.table)
+    old = Profile(prof.table.drop_columns(["random"]).slice(0, 3))
+    assert old.table.column("random").null_count == 3
+    with pytest.raises(ProfileError, match="bandwidth point 0: random must be true, false or null"):
+        Profile.from_points([pt(2, 16 * KiB, 10, "yes")])
+
+
+def test_a_random_phase_is_predicted_with_the_random_ratio():
+    """Two processes, 8 independent 16 KiB writes each to one file at random offsets
+    (access_mode random), back to back.  The profile: 10 us a write alone, 20 us at
+    np 2 in order; at np 2 in a random order 25 us (ratio 1.25): 8 x 25 us = 200 us.
+    The same phase in order: 8 x 20 us."""
+    KiB, us = 1024, 1e-6
+    m, ph, prof = two_writers(
+        16 * KiB, 8, False, 10 * us, 20 * us, access_mode="random",
+        offsets={"first": 0, "per_rank": 128 * KiB, "stride": None, "contiguous": True},
+        io_time_s=8 * 25 * us, duration_s=8 * 25 * us)
+    one = {"operation": "write", "access_type": "shared", "collective": False, "rs": 16 * KiB}
+    rnd = Profile.from_points([*prof.table.to_pylist(),
+                               {**one, "np": 2, "bw_Bps": 2 * 16 * KiB / (25 * us), "random": True}])
+    vc = types.SimpleNamespace(name="vc")
+    [p] = predict(m, vc, rnd)["phases"]
+    assert p["time_s"] == pytest.approx(8 * 25 * us, rel=1e-9)
+    assert p["note"] == "measured; random offsets: time x 1.25 (the profile's random points against in order)"
+    [p] = predict({**m, "phases": [{**ph, "access_mode": "sequential"}]}, vc, rnd)["phases"]
+    assert (p["time_s"], p["note"]) == (pytest.approx(8 * 20 * us, rel=1e-9), "measured")
+
+
 def test_one_stripe_points_answer_for_a_shared_file_that_fits():
     """Independent shared 16 KiB writes, np 2.  The sweep's points: 8 ops per process
     at 8 MiB/s (a 256 KiB file), one op at 4 MiB/s.  One-stripe points (file_cap

@@ -383,6 +383,36 @@ def test_characterize_views_of_pieces(local_vc, tmp_path):
     assert bad.returncode == 2 and "--pieces needs --backend builtin" in bad.stderr
 
 
+def test_characterize_random_points(local_vc, tmp_path):
+    """--random: each independent contiguous point again with each process's
+    operations in a random order within its block (IOR's -z, which needs one
+    block of several transfers: -s 1 -b ops*rs).  64 KiB writes and rereads to
+    one shared file, --bytes 256k: np 1 does 4 operations, np 2 two each; the
+    collective points get no random twin, nor do the one-op points (one
+    operation has one order)."""
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
+            "--np", "1,2", "--ops", "write,reread", "--access", "shared",
+            "--collective", "collective,independent", "--bytes", "256k", "--random", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    assert sorted((r["operation"], r["collective"], r["np"], r["ops_per_process"]) for r in rows
+                  if r["random"]) == [("reread", False, 1, 4), ("reread", False, 2, 2),
+                                      ("write", False, 1, 4), ("write", False, 2, 2)]
+    # in order: 2 ops x 2 collective x 2 np, each long and one-op
+    assert sum(not r["random"] for r in rows) == 2 * 2 * 2 * 2
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    shuffled = sorted((e["point"]["operation"], e["point"]["np"],
+                       " ".join(e["command"][e["command"].index("-s"):e["command"].index("-t") + 2]))
+                      for e in runs if "-z" in e["command"])
+    assert shuffled == [("reread", 1, "-s 1 -b 262144 -t 65536"), ("reread", 2, "-s 1 -b 131072 -t 65536"),
+                        ("write", 1, "-s 1 -b 262144 -t 65536"), ("write", 2, "-s 1 -b 131072 -t 65536")]
+    assert all(e["point"]["ops_per_process"] == (4 if e["point"]["np"] == 1 else 2)
+               for e in runs if "-z" in e["command"])
+    assert "in a random order" in p.stderr
+    assert list((tmp_path / "work").iterdir()) == []
+
+
 def test_characterize_computing_between_operations(local_vc, tmp_path):
     """--think 100us,1ms: each independent point of several processes again with
     them computing so long between operations.  64 KiB writes to a file each,
