@@ -134,11 +134,10 @@ def char_args(np, repeat):
             # to 65 us, fpp_io 160 to 880 us), how much slower an operation is after it (the
             # disk's rereads from the page cache: docs/accuracy.md)
             "--think", "30us,60us,250us,1ms",
-            # the independent points again in a random order within each process's block:
-            # random_io's writes on the disk (mounted sync) came out a median 5% slower than
-            # in-order points predicted, in ten rows of six sittings, while its replays in
-            # that random layout were within 1% (docs/accuracy.md, "Random writes on the disk")
-            "--random"]
+            # no --random: on the testbed's disk random_io's writes cost the same in a random
+            # order as in order (bench/random_order.py; docs/accuracy.md, "Random writes on
+            # the disk")
+            ]
 
 
 def code_version():

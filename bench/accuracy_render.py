@@ -167,16 +167,12 @@ def render(result):
             + "".join(f" ({', '.join(vcs)}: `--think {pts}` only, run before the other think points "
                       f"existed; there predict reads the computing between operations from those)"
                       for pts, vcs in _by_points(result["characterize"].get("fewer_think_vcs", {})).items())
-            + (f" ({', '.join(result['characterize']['no_random_vcs'])}: without `--random`, run before it "
-               f"existed; there predict takes random offsets as in order)"
-               if result["characterize"].get("no_random_vcs") else "")
             + ". "
             f"Open MPI settings of every run: {mpi_env_text(result)}."
             + (f" Code: {result['code']}{again_by(result)}." if result.get("code") else "")
             + (f" Rows of {1 + len(result['combined_from'])} runs on one machine with one sweep"
-               + (" (less the think or random points where said)" if result["characterize"].get("no_think_vcs")
-                  or result["characterize"].get("fewer_think_vcs")
-                  or result["characterize"].get("no_random_vcs") else "")
+               + (" (less the think points where said)" if result["characterize"].get("no_think_vcs")
+                  or result["characterize"].get("fewer_think_vcs") else "")
                + ", "
                f"each VC's rows from one run (`--combine` {', '.join(result['combined_from'])}): "
                f"the rankings compare VCs measured hours apart." if result.get("combined_from") else ""))

@@ -165,27 +165,10 @@ def same_sweep(result, other):
     only, is the same sweep less the others; without it predict takes the
     computing between operations as all given back (its rule before them), with
     fewer it reads them from the points it has.  The render names those VCs
-    (`no_think_vcs`, `fewer_think_vcs`: VC -> its points).  `--random` only adds
-    points too: without them predict takes random offsets as in order (its rule
-    before them); the render names those VCs (`no_random_vcs`)."""
+    (`no_think_vcs`, `fewer_think_vcs`: VC -> its points)."""
     a, b = result["characterize"]["args"], other["characterize"]["args"]
     if a == b:
         return a
-    flag = "--random"
-    if (flag in a) != (flag in b):
-        without = other if flag in a else result
-        # compared less the flag, in place: the think rule below names VCs in them
-        result["characterize"]["args"], other["characterize"]["args"] = \
-            [x for x in a if x != flag], [x for x in b if x != flag]
-        try:
-            args = same_sweep(result, other)
-        finally:
-            result["characterize"]["args"], other["characterize"]["args"] = a, b
-        if args is None:
-            return None
-        without["characterize"]["no_random_vcs"] = sorted(
-            set(without["characterize"].get("no_random_vcs", [])) | set(without["vcs"]))
-        return args + [flag]
     ta, tb = _think(a), _think(b)
     if ta != tb:
         if set(tb) <= set(ta):
@@ -256,15 +239,11 @@ def combine(result, paths):
             set(other["characterize"].get("no_think_vcs", []))
         fewer_think = {**result["characterize"].get("fewer_think_vcs", {}),
                        **other["characterize"].get("fewer_think_vcs", {})}
-        no_random = set(result["characterize"].get("no_random_vcs", [])) | \
-            set(other["characterize"].get("no_random_vcs", []))
         result["characterize"].update({k: v for k, v in other["characterize"].items() if k != "args"})
         if no_think:
             result["characterize"]["no_think_vcs"] = sorted(no_think)
         if fewer_think:
             result["characterize"]["fewer_think_vcs"] = fewer_think
-        if no_random:
-            result["characterize"]["no_random_vcs"] = sorted(no_random)
         result["wall_s"] = round(result.get("wall_s", 0) + other.get("wall_s", 0), 1)
         result["combined_from"].append(Path(path).name + (f" ({', '.join(other['vcs'])})" if pick else "")
                                        + (f" (code {other['code']}{again_by(other)})" if other.get("code") else ""))

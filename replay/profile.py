@@ -81,12 +81,12 @@ file no larger (`file_size`), each in place of the sweep's point of its kind;
 for larger files and file-per-process phases they are left out.
 
 A phase whose operations go to random offsets (the model's access mode
-random: random_io) can cost more than the same operations in order: on the
-testbed's throttled disk, mounted `sync`, random_io's 16 KiB writes into a
-new file were measured a median 5% slower than the profile's in-order points
-predicted, over ten rows of six sittings, while its replays in IOR's random
-layout were within 1% (docs/accuracy.md, "Random writes on the disk").
-Points with `random` (`iomodel characterize --random`: each process's block
+random: random_io) can cost more than the same operations in order where
+the storage pays for the order (a spinning disk's seeks, read-ahead that
+misses).  Not on this project's testbed disk: random_io's 16 KiB writes cost
+the same there in a random order as in order, 0.98 times the profile's
+interleaved point (bench/random_order.py; docs/accuracy.md, "Random writes on
+the disk").  Points with `random` (`iomodel characterize --random`: each process's block
 in a random order, IOR's -z) measure that against the in-order point of the
 same kind, np, rs and operations: the phase's time is its in-order time
 times their ratio, interpolated as a bandwidth is (`_random_ratio`).

@@ -57,22 +57,3 @@ def test_a_run_with_some_of_the_think_points_is_the_sweep_less_the_others():
     # points that are not a subset: not one sweep
     assert score.same_sweep(run(four, disk=ONE), run(BASE + ["--one-stripe", "--think", "1ms,4ms"],
                                                      gluster2=TWO)) is None
-
-
-def test_a_run_without_random_points_is_the_sweep_less_them():
-    """--random only adds points: a run without it is the same sweep less them,
-    its VCs named (no_random_vcs), whichever way round and beside the think rule."""
-    rnd = BASE + ["--one-stripe", "--think", "30us,60us,250us,1ms", "--random"]
-    plain = BASE + ["--one-stripe", "--think", "1ms"]
-    with_, without = run(rnd, disk=ONE), run(plain, gluster2=TWO)
-    assert score.same_sweep(with_, without) == BASE + ["--one-stripe", "--think", "30us,60us,250us,1ms",
-                                                       "--random"]
-    assert without["characterize"]["no_random_vcs"] == ["gluster2"]
-    assert without["characterize"]["fewer_think_vcs"] == {"gluster2": "1ms"}
-    assert "no_random_vcs" not in with_["characterize"]
-    with_, without = run(rnd, disk=ONE), run(BASE + ["--one-stripe"], tmpfs=ONE)
-    assert score.same_sweep(without, with_)[-1] == "--random"
-    assert without["characterize"]["no_random_vcs"] == ["tmpfs"]
-    assert without["characterize"]["no_think_vcs"] == ["tmpfs"]
-    # any other difference still parts them
-    assert score.same_sweep(run(rnd, disk=ONE), run(BASE[:-1] + ["5"], gluster2=TWO)) is None
