@@ -179,10 +179,10 @@ def think_points(points, thinks):
 def random_points(points):
     """For each independent contiguous point: the same with each process's
     operations in a random order within its block (IOR's -z), as a random
-    phase's are.  On the testbed's disk (mounted `sync`) random 16 KiB writes
-    into a new file cost more than in order, which in-order points do not see
-    (replay/profile.py).  Not collective ones: IOR cannot combine -z with
-    collective MPI-IO, and a random phase's replay runs them independent."""
+    phase's are: what the order costs where the storage pays for it (seeks,
+    read-ahead; not on the testbed's disk: bench/random_order.py).  Not
+    collective ones: IOR cannot combine -z with collective MPI-IO, and a
+    random phase's replay runs them independent."""
     return [{**pt, "random": True} for pt in points
             if not pt["collective"] and not pt.get("piece") and not pt.get("buffer_offset")
             and not pt.get("think_s")]
@@ -260,10 +260,10 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     thinks: the independent points of several processes again with them
     computing so many seconds between operations (`think_points`; the builtin
     backend only).  random: the independent points again with each process's
-    operations in a random order (`random_points`).  steal_retries: a run that lost STOLEN_SHARE of its wall time
-    or more to the hypervisor is made again, at most so many times
-    (STEAL_PAUSE_S apart), the last kept whatever it lost; the attempts set
-    aside are kept in its entry (`set_aside`)."""
+    operations in a random order (`random_points`).  steal_retries: a run that
+    lost STOLEN_SHARE of its wall time or more to the hypervisor is made again,
+    at most so many times (STEAL_PAUSE_S apart), the last kept whatever it
+    lost; the attempts set aside are kept in its entry (`set_aside`)."""
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")

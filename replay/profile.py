@@ -86,9 +86,9 @@ the storage pays for the order (a spinning disk's seeks, read-ahead that
 misses).  Not on this project's testbed disk: random_io's 16 KiB writes cost
 the same there in a random order as in order, 0.98 times the profile's
 interleaved point (bench/random_order.py; docs/accuracy.md, "Random writes on
-the disk").  Points with `random` (`iomodel characterize --random`: each process's block
-in a random order, IOR's -z) measure that against the in-order point of the
-same kind, np, rs and operations: the phase's time is its in-order time
+the disk").  Points with `random` (`iomodel characterize --random`: each
+process's block in a random order, IOR's -z) measure that against the
+in-order point of the same kind, np, rs and operations: the phase's time is its in-order time
 times their ratio, interpolated as a bandwidth is (`_random_ratio`).
 Without such points a random phase is predicted as in order, and the note
 says so.  They answer nothing else.
