@@ -52,7 +52,10 @@ LAYOUTS = {"interleaved": ["-s", str(OPS), "-b", str(TRANSFER)],
 
 
 def run(cmd, what):
-    out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300, env=ENV)
+    try:
+        out = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300, env=ENV)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"random_order: {what} did not end within 300 s: {' '.join(map(str, cmd))}")
     if out.returncode != 0:
         sys.exit(f"random_order: {what} failed ({out.returncode}): {' '.join(map(str, cmd))}\n{out.stderr}")
     return out.stdout
@@ -74,7 +77,9 @@ def application_write(app, directory, work):
              TRANSFER, OPS], "random_io")
     run([*IOMODEL, "analyze", trace, "-o", model, "-q"], "iomodel analyze")
     phase = json.loads(model.read_text())["phases"][0]
-    assert phase["operation"] == "write" and phase["access_mode"] == "random", phase
+    if phase["operation"] != "write" or phase["access_mode"] != "random":
+        sys.exit(f"random_order: random_io's first phase came out a {phase['access_mode']} "
+                 f"{phase['operation']}, not the random write this bench times ({model})")
     return phase["io_time_s"] / OPS
 
 
