@@ -89,6 +89,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("-o", default=str(RESULTS))
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: expected 1 or more")
     replayer = ROOT / "tracer" / "lib" / "iomodel_replay"
     if not replayer.is_file():
         sys.exit(f"random_order: {replayer} not found: run scripts/setup.sh first")
