@@ -433,8 +433,8 @@ def main():
                          "many), as each application run is, rather than all in one (IOR -i N)")
     ap.add_argument("--steal-retries", type=int, default=3, metavar="N",
                     help="an application run or replay that lost 5%% of its wall time or more to "
-                         "the hypervisor (steal) is made again, at most N times, %d s apart "
-                         "(default: %%(default)s; 0: never)" % STEAL_PAUSE_S)
+                         f"the hypervisor (steal) is made again, at most N times, {STEAL_PAUSE_S} s "
+                         "apart (default: %(default)s; 0: never)")
     ap.add_argument("--recheck", default="tmpfs", metavar="VCS",
                     help="VCs characterized a second time after their applications ran, every row "
                          "predicted from both profiles: how far the VC itself moved meanwhile "
