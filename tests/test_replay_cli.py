@@ -39,10 +39,14 @@ def test_replay_measures_every_phase_and_resumes(model, local_vc, tmp_path):
     p = run("replay", model, "--vc", local_vc, "--backend", "builtin", "-o", out)
     assert p.returncode == 0, p.stderr
     m = json.loads(model.read_text())
-    res = json.loads((out / "results.json").read_text())["runs"]
+    text = (out / "results.json").read_text()
+    res = json.loads(text)["runs"]
     # one invocation per run of identical phases (the write phase, the read
-    # phase), each measured
+    # phase), each measured, each on a line of its own
     assert len(m["runs"]) == 2 and len(res) == 2
+    lines = text.splitlines()
+    assert lines[0] == '{"runs": {' and lines[-1] == "}}" and len(lines) == 4
+    assert [json.loads("{" + ln.rstrip(",") + "}") for ln in lines[1:3]] == [{k: v} for k, v in res.items()]
     for entry in res.values():
         assert entry["ok"] and entry["bandwidth_Bps"] > 0 and entry["backend"] == "builtin"
         assert entry["command"][:3] == ["mpirun", "-np", "4"]
@@ -669,3 +673,19 @@ def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path
     want = [r for r in ranges(app.trace(), "/s3d.0.nc") if r[2] != 512]      # not the header
     assert len(want) == 2 * 16 and {r[2] for r in want} == {16384}
     assert ranges(Trace(tdir), "/s3d.0.nc") == want
+
+
+def test_results_written_before_one_run_a_line_are_resumed(tmp_path):
+    # results.json as written until 2026-11-29 (indented): read as it is, and
+    # the next record writes it one run a line with the earlier runs kept
+    from iomodel.replay.runner import State
+    old = {"runs": {"k1": {"ok": True, "bandwidth_Bps": 1.5e9}, "k2": {"ok": False}}}
+    (tmp_path / "results.json").write_text(json.dumps(old, indent=1))
+    st = State(tmp_path)
+    assert st.done("k1") == {"ok": True, "bandwidth_Bps": 1.5e9} and st.done("k2") is None
+    st.record("k3", {"ok": True, "bandwidth_Bps": 2.0e9})
+    text = (tmp_path / "results.json").read_text()
+    assert json.loads(text) == {"runs": {**old["runs"], "k3": {"ok": True, "bandwidth_Bps": 2.0e9}}}
+    assert text.splitlines()[1:4] == ['"k1": {"ok": true, "bandwidth_Bps": 1500000000.0},',
+                                      '"k2": {"ok": false},', '"k3": {"ok": true, "bandwidth_Bps": 2000000000.0}']
+    assert State(tmp_path).done("k3") == {"ok": True, "bandwidth_Bps": 2.0e9}
