@@ -362,13 +362,14 @@ def repredict(result, work):
         pred = json.loads(p.stdout)
         for ph, pp in zip(r["phases"], pred["phases"]):
             ph.update(predicted_s=pp["time_s"], error_predicted=err(pp["time_s"], ph["measured_s"]),
-                      predict_note=pp.get("note"), **uncached(pp))
+                      predict_note=pp.get("note"), predicted_passes_s=pp.get("time_passes_s"), **uncached(pp))
         again = work / f"char-{r['vc']}-again" / "profile.parquet"
         if again.exists():
             p2 = json.loads(sh([*IOMODEL, "predict", work / f"{key}.home.json", "--vc", yaml, "--profile",
                                 f"{name}={again}", "--json"], os.environ).stdout)
             record_again(r, p2["io_time_s"], pred["io_time_s"])
         r.update(predicted_io_time_s=pred["io_time_s"],
+                 predicted_passes_io_time_s=pred.get("io_time_passes_s"),
                  predicted_uncached_io_time_s=pred.get("io_time_uncached_s"),
                  error_predicted=err(pred["io_time_s"], r["measured_io_time_s"]),
                  worst_phase_error_predicted=worst_error(r["phases"], "error_predicted"),
@@ -574,9 +575,11 @@ def main():
                                            "rs": hp["rs"], "rep": hp["rep"], "weight": hp["weight"],
                                            "predicted_s": pp["time_s"], "replayed_s": rp["time_s"],
                                            "modelled_s": mp["time_s"], "predict_note": pp.get("note"),
+                                           "predicted_passes_s": pp.get("time_passes_s"),
                                            **uncached(pp)})
                         vm, wall = runs[0]
                         row.update(predicted_io_time_s=pred["io_time_s"], replayed_io_time_s=repl["io_time_s"],
+                                   predicted_passes_io_time_s=pred.get("io_time_passes_s"),
                                    predicted_uncached_io_time_s=pred.get("io_time_uncached_s"),
                                    modelled_io_time_s=modl["io_time_s"], measured_wall_s=wall,
                                    measured_steal_s=steals, replayed_steal_s=repl_steal,

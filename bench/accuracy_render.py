@@ -77,6 +77,25 @@ def per_vc_lines(rows):
     return "\n".join(out)
 
 
+def pass_range_lines(rows):
+    """One sentence per VC whose profile was measured in passes: how many of its
+    measured totals fall inside the range of the predictions from each pass alone."""
+    out = []
+    rows = [r for r in rows if not r.get("error") and r.get("predicted_passes_io_time_s")]
+    for vc in dict.fromkeys(r["vc"] for r in rows):
+        rs = [r for r in rows if r["vc"] == vc]
+        inside = sum(min(r["predicted_passes_io_time_s"]) <= r["measured_io_time_s"]
+                     <= max(r["predicted_passes_io_time_s"]) for r in rs)
+        widths = sorted((max(r["predicted_passes_io_time_s"]) - min(r["predicted_passes_io_time_s"]))
+                        / r["predicted_io_time_s"] for r in rs)
+        out.append(f"{vc}: predicted from each of its profile's "
+                   f"{len(rs[0]['predicted_passes_io_time_s'])} passes alone, the totals span "
+                   f"{widths[0]:.0%} to {widths[-1]:.0%} of the prediction (median "
+                   f"{statistics.median(widths):.0%}); {inside} of {len(rs)} measured totals fall inside "
+                   "their span.")
+    return out
+
+
 def recheck_lines(rows):
     """One sentence per rechecked VC: how far its second profile moved the predictions."""
     out = []
@@ -145,7 +164,8 @@ def render(result):
             f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
             f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
             f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
-            + "".join(f"{line}\n\n" for line in recheck_lines(result["rows"]) + steal_lines(result["rows"])
+            + "".join(f"{line}\n\n" for line in pass_range_lines(result["rows"]) + recheck_lines(result["rows"])
+                                         + steal_lines(result["rows"])
                                          + failed_vc_lines(result)) +
             f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "

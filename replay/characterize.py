@@ -316,6 +316,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     # then slows one of a point's repetitions, which the median drops, not all.
     passes = max(1, repeat)
     entries = {}                       # run index -> the passes' ok entries
+    in_pass = {}                       # run index -> {pass: its ok entry}
     failures = []
     for p in range(passes):
         for i, (pt, inv) in enumerate(runs, 1):
@@ -355,6 +356,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                 print(f"{head}: done before", file=progress)
             if entry["ok"]:
                 entries.setdefault(i, []).append(entry)
+                in_pass.setdefault(i, {})[p] = entry
             else:
                 failures.append(entry)
     measured = []
@@ -368,8 +370,14 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     for i, (pt, inv) in enumerate(runs, 1):
         if i in entries:
             entry = median_entry(entries[i])
+            counted = unstolen(entries[i])
             measured.append({**pt, "ops_per_process": ops_of(inv), "bw_Bps": entry["bandwidth_Bps"],
-                             "time_s": entry.get("time_s"), "source": backend.name})
+                             "time_s": entry.get("time_s"), "source": backend.name,
+                             # every pass that counted, for predictions pass by pass
+                             "pass_bandwidths_Bps": [
+                                 e["bandwidth_Bps"] if (e := in_pass[i].get(k)) is not None and
+                                 any(e is c for c in counted) else None
+                                 for k in range(passes)] if passes > 1 else None})
     return Profile.from_points(measured), failures
 
 

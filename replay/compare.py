@@ -44,7 +44,9 @@ def compare(model, clusters, profiles=None, cost_key="cost_usd", fallback=True):
     (cost_tot, expression 5; default), "cost_var_usd" (expression 6) or
     "billed_usd".  Returns a dict: model, cost_key, predictions {label: pred},
     order (labels as given), by_time, by_cost, by_perf_cost (labels of the
-    feasible VCs, best first), perf_cost {label: value}, infeasible [{vc,
+    feasible VCs, best first), time_overlaps ([faster, slower] neighbours in
+    by_time whose I/O times over their profiles' passes overlap: `time_overlaps`),
+    perf_cost {label: value}, infeasible [{vc,
     reasons}], unavailable [{vc, reason}] (feasible, but no bandwidth to
     predict with)."""
     if cost_key not in COST_KEYS:
@@ -85,11 +87,30 @@ def compare(model, clusters, profiles=None, cost_key="cost_usd", fallback=True):
         "predictions": preds,
         "perf_cost": perf_cost,
         "by_time": by_time,
+        "time_overlaps": time_overlaps(by_time, preds),
         "by_cost": by_cost,
         "by_perf_cost": by_pc,
         "infeasible": infeasible,
         "unavailable": unavailable,
     }
+
+
+def _time_range(pred):
+    """(fastest, slowest) I/O time of a prediction over its profile's passes, or
+    its one I/O time twice when the profile was measured in one pass."""
+    by_pass = pred.get("io_time_passes_s") or [pred["io_time_s"]]
+    return min(by_pass + [pred["io_time_s"]]), max(by_pass + [pred["io_time_s"]])
+
+
+def time_overlaps(by_time, preds):
+    """Neighbours in the ranking by I/O time whose pass-by-pass I/O times overlap
+    ([faster, slower] pairs): their order is within the clusters' own variation
+    between the passes of their profiles, not a difference the profiles show."""
+    out = []
+    for a, b in zip(by_time, by_time[1:]):
+        if _time_range(preds[b])[0] <= _time_range(preds[a])[1]:
+            out.append([a, b])
+    return out
 
 
 def format_comparison(result):
@@ -119,6 +140,10 @@ def format_comparison(result):
                       ("performance/cost", "by_perf_cost")):
         L.append(f"  {'by ' + what + ':':<24}{', '.join(result[key]) or '-'}"
                  + ("  (MiB/s per $)" if key == "by_perf_cost" else ""))
+        for a, b in result.get("time_overlaps") or [] if key == "by_time" else []:
+            ra, rb = (_time_range(result["predictions"][x]) for x in (a, b))
+            L.append(f"  {'':<24}{a} and {b} overlap pass by pass ({a} {ra[0]:.3g} to {ra[1]:.3g} s, "
+                     f"{b} {rb[0]:.3g} to {rb[1]:.3g} s): their order is within the clusters' own variation")
     if result["infeasible"]:
         L.append("")
         L.append("infeasible:")

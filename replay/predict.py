@@ -384,25 +384,36 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
     instances = getattr(cluster, "instances", None) or 1
     notes = []
 
+    def bandwidth_of(p, profile):
+        """(BW_CH, note) of phase p from `profile` (the replay's first)."""
+        if p["weight"] == 0:
+            return None, "no data moved"
+        f = files[p["file"]]
+        at = f["access_type"]
+        try:                             # a shared file's bytes: its extent where known
+            return _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
+                                    (f.get("extent") or f.get("size")) if at == "shared" else None)
+        except ProfileError as e:
+            raise PredictError(f"{_name(cluster)}: phase {p['id']} ({p['operation']}): {e}") from None
+
+    # a profile measured in passes: each phase predicted from each pass alone as well
+    passes = [profile.in_pass(k) for k in range(profile.passes)] \
+        if profile is not None and profile.passes > 1 else []
     phases = []
     for p in model["phases"]:
-        at = files[p["file"]]["access_type"]
-        if p["weight"] == 0:
-            bw, note = None, "no data moved"
-        else:
-            try:
-                f = files[p["file"]]     # a shared file's bytes: its extent where known
-                bw, note = _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
-                                            (f.get("extent") or f.get("size")) if at == "shared" else None)
-            except ProfileError as e:
-                raise PredictError(f"{_name(cluster)}: phase {p['id']} ({p['operation']}): {e}") from None
+        f = files[p["file"]]
+        at = f["access_type"]
+        bw, note = bandwidth_of(p, profile)
         t = p["weight"] / bw if bw else 0.0
+        by_pass = None
+        if passes:
+            by_pass = [p["weight"] / b if b else 0.0 for b in (bandwidth_of(p, q)[0] for q in passes)]
         uncached = None if p["weight"] == 0 or (bandwidths is not None and _replayed(p, bandwidths)) \
             else _uncached_bandwidth(p, at, profile, ops, (f.get("extent") or f.get("size"))
                                      if at == "shared" else None, cluster)
         phases.append({"id": p["id"], "file": p["file"], "operation": p["operation"], "access_type": at,
                        "collective": p.get("collective"), "np": p["np"], "rs": p["rs"], "rep": p["rep"],
-                       "weight": p["weight"], "bw_Bps": bw, "time_s": t,
+                       "weight": p["weight"], "bw_Bps": bw, "time_s": t, "time_passes_s": by_pass,
                        "cost_usd": None if price is None else t / 3600 * price,  # expression 7
                        "note": note,
                        # a reread read from the servers instead (the client's cache missed)
@@ -424,6 +435,8 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         notes.append(sharded)
 
     io_time = sum(p["time_s"] for p in phases)
+    io_time_passes = [sum(p["time_passes_s"][k] for p in phases) for k in range(len(passes))] \
+        if passes else None
     misses = [p for p in phases if p["time_uncached_s"] is not None]
     io_time_uncached = None
     if misses:
@@ -476,6 +489,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         "weight": weight,
         "storage_capacity": model.get("storage_capacity"),
         "io_time_s": io_time,
+        "io_time_passes_s": io_time_passes,
         "io_time_uncached_s": io_time_uncached,
         "cost_usd": cost_tot,
         "cost_var_usd": cost_var,
@@ -499,6 +513,12 @@ def money(x):
     if x is None:
         return "-"
     return f"${x:.4f}" if abs(x) < 100 else f"${x:,.2f}"
+
+
+def seconds(x):
+    """Seconds as the tables print them: two decimals, three digits below a second
+    (a tmpfs phase of 0.4 ms is not 0.00)."""
+    return f"{x:.2f}" if x >= 1 or x == 0 else f"{x:.3g}"
 
 
 def _groups(phases):
@@ -541,15 +561,19 @@ def format_prediction(pred):
         ids = str(g["first"]) if g["n"] == 1 else f"{g['first']} to {g['last']}"
         bw = "-" if g["bw_Bps"] is None else f"{g['bw_Bps'] / MiB:.1f}"
         L.append(f"{ids:>9} {g['operation']:<5} {g['np']:>4} {g['rs'] / MiB:>9.3f} {g['rep']:>4} "
-                 f"{g['weight'] / MiB:>11.1f} {bw:>11} {g['time_s']:>9.2f} {money(g['cost_usd']):>10}  "
+                 f"{g['weight'] / MiB:>11.1f} {bw:>11} {seconds(g['time_s']):>9} {money(g['cost_usd']):>10}  "
                  f"{g['note']}")
     if any(g["n"] > 1 for g in _groups(pred["phases"])):
         L.append("(a row 'a to b' is a run of identical phases: weight of each phase, time and cost of the run)")
     L.append("")
     perf = pred["performance_Bps"]
-    L.append(f"I/O time            {pred['io_time_s']:.2f} s")
+    L.append(f"I/O time            {seconds(pred['io_time_s'])} s")
+    by_pass = pred.get("io_time_passes_s")
+    if by_pass:
+        L.append(f"  pass by pass      {seconds(min(by_pass))} to {seconds(max(by_pass))} s  (from each of "
+                 f"the profile's {len(by_pass)} passes alone: the cluster's own variation)")
     if pred.get("io_time_uncached_s") is not None:
-        L.append(f"  rereads uncached  {pred['io_time_uncached_s']:.2f} s  (if the client's cache "
+        L.append(f"  rereads uncached  {seconds(pred['io_time_uncached_s'])} s  (if the client's cache "
                  f"serves none of the rereads: see the note)")
     L.append(f"performance         {'-' if perf is None else f'{perf / MiB:.1f} MiB/s'}"
              f"  (weight(app) {pred['weight'] / MiB:.1f} MiB / I/O time)")

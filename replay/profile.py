@@ -29,6 +29,11 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
     random         bool     each process's operations went to its block's pieces in
                             a random order (IOR's -z; characterize --random);
                             null or false: in order
+    pass_bandwidths_Bps list<float64>  the point's bandwidth in each pass of the
+                            sweep (characterize --repeat N), in pass order; an
+                            entry is null where the pass did not count (it
+                            failed, or lost its time to steal while others did
+                            not); null: measured in one pass, or given
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
@@ -92,11 +97,21 @@ in-order point of the same kind, np, rs and operations: the phase's time is its 
 times their ratio, interpolated as a bandwidth is (`_random_ratio`).
 Without such points a random phase is predicted as in order, and the note
 says so.  They answer nothing else.
+
+A profile measured in passes (`characterize --repeat N`) keeps every pass's
+bandwidth of every point besides their median.  `Profile.in_pass(k)` is the
+profile as pass k alone measured it (a point whose pass k did not count keeps
+its median): all of a pass's points come from one stretch of the cluster, so a
+prediction from each pass in turn shows how far the cluster's own variation
+moves it (predict's `io_time_passes_s`).  On the testbed's tmpfs a point's
+passes were up to 27% apart with the host calm (docs/accuracy.md, "Run 78").
 """
 import math
 from pathlib import Path
 
+import numpy   # not `np`: np is a process count everywhere here
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = ["Profile", "ProfileError", "SCHEMA", "summary", "format_summary", "ops_per_process"]
 
@@ -115,6 +130,7 @@ SCHEMA = pa.schema([
     ("file_cap", pa.int64()),
     ("think_s", pa.float64()),
     ("random", pa.bool_()),
+    ("pass_bandwidths_Bps", pa.list_(pa.float64())),
 ])
 
 OPERATIONS = ("write", "read", "reread")   # reread: read back through the write's open
@@ -243,8 +259,15 @@ def _point(p, i):
     rnd = get("random", default=None)
     if rnd is not None and not isinstance(rnd, bool):
         raise ProfileError(f"bandwidth point {i}: random must be true, false or null, got {rnd!r}")
+    passes = get("pass_bandwidths_Bps", default=None)
+    if passes is not None and (not isinstance(passes, (list, tuple)) or not passes or any(
+            b is not None and (isinstance(b, bool) or not isinstance(b, (int, float)) or
+                               not math.isfinite(b) or b <= 0) for b in passes)):
+        raise ProfileError(f"bandwidth point {i}: pass_bandwidths_Bps must be a list of bandwidths "
+                           f"> 0 (B/s) or nulls, got {passes!r}")
     return (op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops, piece,
-            boff or None, cap, (None if think is None else float(think)), rnd or None)
+            boff or None, cap, (None if think is None else float(think)), rnd or None,
+            None if passes is None else [None if b is None else float(b) for b in passes])
 
 
 def computing_text(size, np, at):
@@ -260,7 +283,8 @@ class Profile:
     def __init__(self, table=None):
         if table is None:
             table = SCHEMA.empty_table()
-        for name in ("ops_per_process", "piece", "buffer_offset", "file_cap", "think_s", "random"):
+        for name in ("ops_per_process", "piece", "buffer_offset", "file_cap", "think_s", "random",
+                     "pass_bandwidths_Bps"):
             if name not in table.column_names:     # profiles from before them
                 table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
@@ -327,6 +351,44 @@ class Profile:
 
     def __add__(self, other):
         return Profile(pa.concat_tables([self.table, other.table]))
+
+    @property
+    def passes(self):
+        """How many passes the profile's points were measured in (0: one, or none
+        known): the longest of their pass_bandwidths_Bps."""
+        lengths = pc.list_value_length(self.table.column("pass_bandwidths_Bps"))
+        return int(pc.max(lengths).as_py() or 0) if len(self) else 0
+
+    def in_pass(self, k):
+        """The profile as pass k (0-based) alone measured it: each point's
+        bandwidth that pass's, its time scaled to match (the passes move the same
+        bytes); a point without a pass k that counted keeps its median."""
+        col = self.table.column("pass_bandwidths_Bps").to_pylist()
+        median = self.table.column("bandwidth_Bps").to_numpy()
+        pick = numpy.array([bw[k] if bw and k < len(bw) and bw[k] is not None else numpy.nan for bw in col],
+                        dtype=float)
+        bw = numpy.where(numpy.isnan(pick), median, pick)
+        t = self.table.column("time_s").to_numpy(zero_copy_only=False).astype(float)
+        t = pa.array(t * median / bw, type=pa.float64(), mask=numpy.isnan(t))
+        table = self.table.set_column(SCHEMA.get_field_index("bandwidth_Bps"), "bandwidth_Bps",
+                                      pa.array(bw, type=pa.float64()))
+        table = table.set_column(SCHEMA.get_field_index("time_s"), "time_s", t)
+        return Profile(table.set_column(SCHEMA.get_field_index("pass_bandwidths_Bps"), "pass_bandwidths_Bps",
+                                        pa.nulls(len(self), SCHEMA.field("pass_bandwidths_Bps").type)))
+
+    def pass_spread(self):
+        """Per point measured in two passes or more that counted: (slowest -
+        fastest) / median bandwidth of its passes, as a numpy array (empty when
+        no point has passes): how far the cluster itself moved between passes."""
+        out = []
+        for bws, med in zip(self.table.column("pass_bandwidths_Bps").to_pylist(),
+                            self.table.column("bandwidth_Bps").to_pylist()):
+            got = [b for b in bws or () if b is not None]
+            if len(got) >= 2:
+                # time is bytes / bandwidth: the spread of the passes' times
+                ts = [1.0 / b for b in got]
+                out.append((max(ts) - min(ts)) * med)
+        return numpy.array(out, dtype=float)
 
     def rows(self):
         """The points as a list of dicts (cached)."""
@@ -744,4 +806,10 @@ def format_summary(profile):
     for r in rows:
         lines.append(f"{r['operation']:<9} {r['access_type']:<7} {r['peak_Bps'] / MiB:>11.1f} "
                      f"{size_text(r['rs']):>11} {r['np']:>5}  {_coll(r['collective']):<18} {r['points']}")
+    spread = profile.pass_spread()
+    if len(spread):
+        lines.append(f"\n{len(spread)} point(s) measured in {profile.passes} passes: their passes' times "
+                     f"(slowest - fastest) / median {numpy.median(spread):.1%} at the median point, "
+                     f"{numpy.percentile(spread, 90):.1%} at the 90th percentile, {spread.max():.1%} "
+                     "at most (the cluster's own variation: predict's pass by pass)")
     return "\n".join(lines)

@@ -894,6 +894,87 @@ def test_parquet_round_trip_and_cluster_profile(tmp_path):
         Profile.read(tmp_path / "missing.parquet")
 
 
+def test_predictions_pass_by_pass(tmp_path):
+    """A profile measured in three passes keeps each pass's bandwidth of each
+    point; predict gives the I/O time from each pass alone besides the median's.
+    S3D-IO 400^3 at 16 ranks on VC 4, one point (write, np 16, its rs,
+    collective) at a median 100 MiB/s, its passes 80, 100 and 125 MiB/s: every
+    phase moves its weight at each, so the passes' I/O times are W / 80 MiB/s,
+    W / 100 MiB/s and W / 125 MiB/s (W = 40.96e9 B: 488.28, 390.625 and 312.5 s).
+    A pass that did not count (null) keeps the median."""
+    m = model("s3d-400-16")
+    rs, W = m["phases"][0]["rs"], m["weight"]
+    vc = load_cluster("vc4")
+
+    def prof(median, passes):
+        return Profile.from_points([{"operation": "write", "np": 16, "rs": rs, "bw_Bps": median * MiB,
+                                     "collective": True,
+                                     "pass_bandwidths_Bps": [None if b is None else b * MiB for b in passes]}])
+    three = prof(100, [80, 100, 125])
+    assert three.passes == 3
+    pred = predict(m, vc, three)
+    assert pred["io_time_s"] == pytest.approx(W / (100 * MiB), rel=1e-12)
+    assert pred["io_time_passes_s"] == pytest.approx([W / (b * MiB) for b in (80, 100, 125)], rel=1e-12)
+    for ph in pred["phases"]:
+        assert ph["time_passes_s"] == pytest.approx([ph["weight"] / (b * MiB) for b in (80, 100, 125)],
+                                                    rel=1e-12)
+    text = format_prediction(pred)
+    assert "I/O time            390.62 s" in text     # 390.625 exactly, to the even digit
+    assert ("  pass by pass      312.50 to 488.28 s  (from each of the profile's 3 passes alone: "
+            "the cluster's own variation)") in text
+    # pass 2 did not count: the median stands in for it
+    assert predict(m, vc, prof(100, [80, None, 125]))["io_time_passes_s"] == \
+        pytest.approx([W / (b * MiB) for b in (80, 100, 125)], rel=1e-12)
+    # measured in one pass (or given): no pass by pass, and the text says nothing of it
+    one = Profile.from_points([{"operation": "write", "np": 16, "rs": rs, "bw_Bps": 100 * MiB,
+                                "collective": True}])
+    pred1 = predict(m, vc, one)
+    assert pred1["io_time_passes_s"] is None and pred1["phases"][0]["time_passes_s"] is None
+    assert "pass by pass" not in format_prediction(pred1)
+    # the profile's summary says how far a point's passes were apart: times 1/80,
+    # 1/100, 1/125 of a unit, (1/80 - 1/125) / (1/100) = 45%
+    from iomodel.replay.profile import format_summary
+    assert three.pass_spread() == pytest.approx([0.45], rel=1e-12)
+    assert format_summary(three).endswith(
+        "\n1 point(s) measured in 3 passes: their passes' times (slowest - fastest) / median 45.0% at "
+        "the median point, 45.0% at the 90th percentile, 45.0% at most (the cluster's own variation: "
+        "predict's pass by pass)")
+    assert "passes" not in format_summary(one)
+    # the passes survive the Parquet file; profiles written before them load without
+    back = Profile.read(three.save(tmp_path / "p.parquet"))
+    assert back.table.column("pass_bandwidths_Bps").to_pylist() == [[80 * MiB, 100 * MiB, 125 * MiB]]
+    old = Profile(one.table.drop_columns(["pass_bandwidths_Bps"]))
+    assert old.passes == 0 and old.table.column("pass_bandwidths_Bps").to_pylist() == [None]
+    for bad in ([], [0], [MiB, -1.0], "fast", [True]):
+        with pytest.raises(ProfileError, match="bandwidth point 0: pass_bandwidths_Bps must be a list"):
+            Profile.from_points([{"operation": "write", "np": 1, "rs": MiB, "bw_Bps": MiB,
+                                  "pass_bandwidths_Bps": bad}])
+
+
+def test_compare_says_which_neighbours_overlap_pass_by_pass():
+    """S3D-IO 400^3 at 16 ranks (W = 40.96e9 B) on VC 4 at 300 MiB/s (passes 290
+    to 310: 126.0 to 134.7 s), VC 1 at 100 (80 to 125: 312.5 to 488.3 s) and VC 2
+    at 90 (85 to 95: 411.2 to 459.6 s): ranked VC 4, VC 1, VC 2 by their medians,
+    but VC 1's and VC 2's passes overlap (VC 2's fastest pass, 411.2 s, is faster
+    than VC 1's slowest, 488.3 s); VC 4's slowest is faster than VC 1's fastest."""
+    m = model("s3d-400-16")
+    rs = m["phases"][0]["rs"]
+
+    def prof(median, passes):
+        return Profile.from_points([{"operation": "write", "np": 16, "rs": rs, "bw_Bps": median * MiB,
+                                     "collective": True, "pass_bandwidths_Bps": [b * MiB for b in passes]}])
+    vcs = [load_cluster(f"vc{i}") for i in (1, 2, 4)]
+    res = compare(m, vcs, [prof(100, [80, 100, 125]), prof(90, [85, 90, 95]), prof(300, [290, 300, 310])])
+    assert res["by_time"] == ["vc4", "vc1", "vc2"]
+    assert res["time_overlaps"] == [["vc1", "vc2"]]
+    assert ("vc1 and vc2 overlap pass by pass (vc1 312 to 488 s, vc2 411 to 460 s): their order is "
+            "within the clusters' own variation") in format_comparison(res)
+    # without passes nothing overlaps unless the times are equal
+    res = compare(m, vcs, [Profile.from_points([{"operation": "write", "np": 16, "rs": rs, "collective": True,
+                                                 "bw_Bps": b * MiB}]) for b in (100, 90, 300)])
+    assert res["time_overlaps"] == [] and "overlap" not in format_comparison(res)
+
+
 # -- compare ---------------------------------------------------------------------------------
 
 def test_compare_ranks_feasible_vcs_and_lists_the_others(tmp_path):

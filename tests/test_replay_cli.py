@@ -357,6 +357,24 @@ def test_characterize_leaves_out_passes_the_hypervisor_took_time_from(local_vc, 
             "passes") in p.stderr
     (row,) = pq.read_table(out / "profile.parquet").to_pylist()
     assert row["time_s"] == times[0]
+    # every pass's bandwidth kept, in pass order, the one left out null; the summary
+    # says how far the two that count were apart, (slower - faster) / the median's
+    passes = [None if runs[k] is ranked[1] else runs[k]["bandwidth_Bps"]
+              for k in sorted(runs, key=lambda k: k.rsplit("@pass", 1)[1])]
+    assert row["pass_bandwidths_Bps"] == passes and passes.count(None) == 1
+    fast, slow = ranked[0]["bandwidth_Bps"], ranked[2]["bandwidth_Bps"]
+    assert (f"1 point(s) measured in 3 passes: their passes' times (slowest - fastest) / median "
+            f"{(1 / slow - 1 / fast) * row['bandwidth_Bps']:.1%} at the median point") in p.stdout
+    # predicted from each pass alone: BT-IO class B at 4 ranks, 40 collective writes
+    # and reads of 10612080 B a rank, every phase from this one point (the nearest
+    # size and np; the reads from the write's), so its weight / each pass's bandwidth
+    m = ROOT / "models" / "examples" / "btio-B-4.json"
+    pred = json.loads(run("predict", m, "--vc", local_vc, "--profile", f"local={out / 'profile.parquet'}",
+                          "--json").stdout)
+    w = 80 * 4 * 10612080
+    assert pred["io_time_s"] == pytest.approx(w / row["bandwidth_Bps"], rel=1e-12)
+    assert pred["io_time_passes_s"] == pytest.approx([w / (b or row["bandwidth_Bps"]) for b in passes],
+                                                     rel=1e-12)
     # the runs made again (--steal-retries, replay/host.py until_calm; tests/test_steal_rule.py)
     bad = run(*args[:-2], "--steal-retries", "-1", "-o", tmp_path / "bad")
     assert bad.returncode == 2 and "--steal-retries -1: expected 0 or more" in bad.stderr
