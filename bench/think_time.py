@@ -41,7 +41,7 @@ from machine_info import machine
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "think-time.json"
 TRANSFER, OPS = 64 << 10, 16
-THINKS = (0.0, 0.00014, 0.001, 0.002, 0.004)   # 0.14 ms: fpp_io 64KiBx16's own, 139 us in run 58
+THINKS = (0.0, 0.00014, 0.001, 0.002, 0.004)   # 0.14 ms: fpp_io 64KiBx16's own
 ENV = {**os.environ, "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ob1",
        **({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
           if os.geteuid() == 0 else {})}

@@ -90,25 +90,13 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
                       job_np=idle, **common)
 
 
-# A run of one operation per process lasts one request: a single one is at the
-# mercy of one slow request (e.g. 131 ms against 110 ms for three other kinds of
-# the same 4 MiB on Gluster), and it alone sets a small phase's time.  Their
-# times have a long tail: two ranks' single 256 KiB collective writes to tmpfs,
-# 15 at a time, took 140 to 180 us, but a third of one batch 240 to 310 us, and
-# a median of 3 then lands in the tail one time in four (with a fifth of the
-# times in it, one in ten; the accuracy bench's run 17: py_io's 256 KiB phases
-# +39% predicted); with --repeat 3, the median of three passes' medians of 3,
-# one in six (one in thirty).
+# A run of one operation per process lasts one request, and it alone sets a small
+# phase's time: single requests have a long tail, which a median of 3 lands in one
+# time in four and a median of 9 rarely (docs/commands/characterize.md).
 ONE_OP_REPEAT = 9
-# A launch's first repetition is its slowest (the process's first transfer faults its
-# buffer in and sets MPI-IO up): on tmpfs two ranks' one 512 B collective write took
-# 17-19 us in the first and 5-9 us in the next five, a 16 KiB reread 10-12 against
-# 5-7 us, a 256 KiB write 147-189 against 131-138 us.  Three a pass at least, so a
-# pass's median is never that first one alone: with one a pass (--repeat 9) the
-# accuracy bench's run 47 measured tmpfs's one-operation points a median 1.61 times
-# run 46's (three a pass) and predicted 8 of its 10 rows 12% to 38% too slow.
-# Leaving the first out of every pass's median was tried (run 49: it moved the
-# predictions of tmpfs's 62 phases by a median 0.1%, at most 5.4%) and not kept.
+# A launch's first repetition is its slowest (the first transfer faults the buffer in
+# and sets MPI-IO up): three a pass at least, so that a pass's median is never that
+# first one alone.
 ONE_OP_PER_PASS = 3
 
 

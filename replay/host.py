@@ -23,11 +23,8 @@ def stolen_since(before):
 
 
 # A run that lost this much of its wall time to the hypervisor (steal, summed over
-# the CPUs) measured the host's other guests too.  In the accuracy bench's run 45
-# (one-server Gluster VC), the 76 passes that lost 5% or more took a median 1.08
-# times their point's other passes, 26% of them over 1.2 times; those that lost
-# less than 2% 1.00 times (2% over 1.2), as passes without steal against each
-# other (5%): a tick of steal mostly falls in the launch, not in the I/O timed.
+# the CPUs) measured the host's other guests too; below it a tick of steal mostly
+# falls in the launch, not in the I/O timed (docs/accuracy.md, "The hypervisor's steal").
 STOLEN_SHARE = 0.05
 
 

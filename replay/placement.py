@@ -3,13 +3,10 @@ names that spread them evenly over its data servers.
 
 Gluster's DHT places a file on the server its name hashes to (within its
 directory's layout), so two ranks' files land on one server or on two by the
-luck of their names.  `iomodel characterize` chose its names without looking:
-in the accuracy bench's run 23 its np-2 file-per-process points on the
-testbed's two servers ran at 11.4, 15.1 or 22.4 MiB/s, as all, three quarters
-or half of their data sat on one server, so the profile mixed the
-placements, point by point, and fpp_io, whose files were one per server, was
-predicted +20% from it.  Now each such point's name
-is picked so that its files spread evenly: the profile measures the servers
+luck of their names: a profile whose names were chosen without looking mixes
+the placements point by point (on the testbed's two servers such points ran at
+11.4, 15.1 or 22.4 MiB/s as all, three quarters or half of their data sat on
+one server).  Each such point's name is picked so that its files spread evenly: the profile measures the servers
 sharing the work as evenly as the file count allows.
 
 The file system is asked, not modelled: a file of the name is created, its

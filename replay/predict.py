@@ -312,9 +312,7 @@ def _done_early(phase, profile, op, args, bw):
     t = max(t_1, t_np - e).  Where operations last milliseconds (the disk,
     Gluster) microseconds done early change little; where the first process
     waits for the last (at 3 processes or more) the analyzer finds nothing
-    done early.  Not through a view: s3d_like 48^3's writes through one,
-    whose calls the first rank in sometimes left early too, came out 4.9%
-    too fast with it in the accuracy bench's run 50, 0.1% without."""
+    done early.  Not through a view, where it made predictions too fast."""
     np_, rs = args[0], args[1]
     e = phase.get("done_early_s")
     if np_ < 2 or phase.get("collective") is not True or not e or args[4] != 1 or \

@@ -104,7 +104,8 @@ profile as pass k alone measured it (a point whose pass k did not count keeps
 its median): all of a pass's points come from one stretch of the cluster, so a
 prediction from each pass in turn shows how far the cluster's own variation
 moves it (predict's `io_time_passes_s`).  On the testbed's tmpfs a point's
-passes were up to 27% apart with the host calm (docs/accuracy.md, "Run 78").
+passes were up to 27% apart with the host calm (docs/accuracy.md, "tmpfs and
+the small phases").
 """
 import math
 from pathlib import Path

@@ -693,7 +693,7 @@ def test_a_collective_phase_partly_done_before_its_last_process_came_in():
     assert time_and_note(two) == (pytest.approx(360 * us, rel=1e-12), "measured")
     only2 = Profile.from_points([{**one, "np": 2, "bw_Bps": 2 * 256 * KiB / (180 * us)}])
     assert time_and_note(ph, only2) == (pytest.approx(180 * us, rel=1e-12), "measured")
-    # through a view (s3d_like's writes: 4.9% too fast with it in run 50): as measured
+    # through a view (s3d_like's writes came out too fast with it): as measured
     view = {**ph, "offsets": {**ph["offsets"], "contiguous": False}}
     assert time_and_note(view) == (pytest.approx(180 * us, rel=1e-12), "measured")
     # an independent phase is not this (its processes never wait for each other)
