@@ -38,8 +38,8 @@ the profile leaves such passes out of its medians; what was set aside is kept in
 the row (measured_set_aside, replayed_set_aside, modelled_set_aside) and its
 files in the work directory's stolen/.
 
-Rows go to bench/results/accuracy.json, the table to the README (between the
-<!-- bench:accuracy --> markers). Every VC is stopped at the end, even after an
+Rows go to bench/results/accuracy.json, the full tables to docs/accuracy.md and
+a summary to the README (between their <!-- bench:accuracy --> markers). Every VC is stopped at the end, even after an
 error. Needs root (loop device, network namespace, FUSE).
 Scoring and combining results is in bench/accuracy_score.py, the tables in
 bench/accuracy_render.py.
@@ -59,7 +59,7 @@ from pathlib import Path
 
 from iomodel.replay.host import steal_s, stolen_since, until_calm
 import machine_info
-from accuracy_render import render, to_readme
+from accuracy_render import publish, render
 from accuracy_score import combine, err, measure_row, record_again, score, worst_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,13 +109,13 @@ def mpirun(np):
 def char_args(np, repeat):
     # --repeat: a point's time is the median of its repetitions, as a replay's and the
     # applications' are (one 7 ms tmpfs write ranged 6.3-8.4 ms over 42 repetitions);
-    # since run 14 they are passes over the whole sweep, not repetitions back to back
+    # passes over the whole sweep, not repetitions back to back
     return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", f"1,{np}", "--ops", "write,read,reread",
             "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
             # pieces of 128 KiB too: a FUSE client sends at most 128 KiB per request, and on
             # the Gluster VCs views of smaller pieces cost 0.9 to 1.15 times contiguous
             # transfers while pieces from 128 KiB on cost about the same (docs/accuracy.md,
-            # "Views of pieces on Gluster"): the factor steps there, between 64k and 256k
+            # "The testbed and the early model"): the factor steps there, between 64k and 256k
             "--pieces", "16k,64k,128k,256k,1m", "--repeat", str(repeat),
             # reads, rereads and independent writes with buffers 16 B past a page too, where
             # malloc puts the examples' large buffers (btio_like's, fpp_io 256KiBx16's):
@@ -214,7 +214,7 @@ class VC:
         self.runs = {"tmpfs": args.tmpfs_runs, "gluster": args.gluster_runs,
                      "gluster2": args.gluster_runs}.get(name, args.repeat)
         # a replay's repetitions in one launch (IOR -i), or with --launch-each each in
-        # a launch of its own, as each application run is (run 53): on tmpfs a launch
+        # a launch of its own, as each application run is: on tmpfs a launch
         # of one repetition took 8% to 14% longer than one of nine, by hand in ten
         # rounds with the application, whose median was nearer the one launch's
         self.launches = self.runs if args.launch_each else 1
@@ -386,7 +386,7 @@ def finish(result, args):
     text = render(result)
     print("\n" + text)
     if not args.no_readme:
-        to_readme(text)
+        publish(result)
 
 
 def recheck(vc, work, char, timeout, homes, rows, profiles, log):
@@ -440,7 +440,8 @@ def main():
                     help="VCs characterized a second time after their applications ran, every row "
                          "predicted from both profiles: how far the VC itself moved meanwhile "
                          "(default: %(default)s; '' for none)")
-    ap.add_argument("--no-readme", action="store_true")
+    ap.add_argument("--no-readme", action="store_true",
+                    help="do not put the tables into the README and docs/accuracy.md")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--resume", metavar="WORKDIR",
                     help="go on in the work directory of a bench that stopped (implies --keep): its "

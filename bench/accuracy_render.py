@@ -1,13 +1,17 @@
 """The accuracy bench's tables (bench/accuracy.py): rows, VC rankings, goals and
 per-VC counts in Markdown, with the footnote that says how they were measured,
-and the README block between the <!-- bench:accuracy --> markers."""
+the README's summary and docs/accuracy.md's full tables (between their
+<!-- bench:accuracy --> markers)."""
 import statistics
-from pathlib import Path
+
+from doc_blocks import put_block
 
 from accuracy_score import KINDS, STEADY, STEADY_PHASE, again_by, kinds, launches_of_vc, mpi_env_of_vc, spread
 
-ROOT = Path(__file__).resolve().parent.parent
 MiB = 1 << 20
+# what each testbed VC is (testbed/README.md); its limits come from the run
+STORAGE = {"tmpfs": "tmpfs (memory)", "disk": "a disk throttled by FUSE",
+           "gluster": "GlusterFS", "gluster2": "GlusterFS"}
 
 
 def table(rows):
@@ -161,7 +165,7 @@ def render(result):
     g = result["goals"]
     return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
             f"{ranking_lines(result['rankings']['io_time'])}\n\n"
-            f"Goals (issue 5), against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
+            f"Goals, against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
             f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
             f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
             + "".join(f"{line}\n\n" for line in pass_range_lines(result["rows"]) + recheck_lines(result["rows"])
@@ -206,12 +210,38 @@ def _by_points(fewer):
     return out
 
 
-def to_readme(text):
-    readme = ROOT / "README.md"
-    s = readme.read_text()
-    a, b = "<!-- bench:accuracy -->", "<!-- /bench:accuracy -->"
-    if a in s and b in s:
-        s = s[:s.index(a) + len(a)] + "\n" + text + "\n" + s[s.index(b):]
-    else:
-        s = s.replace("\n## Layout\n", f"\n## Prediction accuracy\n\n{a}\n{text}\n{b}\n\n## Layout\n", 1)
-    readme.write_text(s)
+def summary(result):
+    """The README's table: per VC, how many totals and phases each estimate got
+    within the goals, the applications' own spread there, and the rankings."""
+    rows = [r for r in result["rows"] if not r.get("error")]
+    ks = kinds(rows)
+    names = " / ".join(KINDS[k].split(" (")[0] for k in ks)
+    out = [f"| VC | storage | runs' own spread (median) | totals within 5% ({names}) | "
+           "totals within 10% | phases within 10% |", "|---|---|---|---|---|---|"]
+    for vc in dict.fromkeys(r["vc"] for r in rows):
+        rs = [r for r in rows if r["vc"] == vc]
+        ps = [p for r in rs for p in r["phases"]]
+        spreads = [spread(r) for r in rs if spread(r) is not None]
+
+        def count(items, lim):
+            return " / ".join(str(sum(x[f"error_{k}"] is not None and abs(x[f"error_{k}"]) <= lim
+                                      for x in items)) for k in ks)
+        limit = result["vcs"].get(vc, {}).get("limit", "-")
+        what = STORAGE.get(vc, vc) + ("" if limit == "-" else f": {limit}")
+        out.append(f"| {vc} | {what} | "
+                   f"{statistics.median(spreads):.0%} | {count(rs, 0.05)} of {len(rs)} | "
+                   f"{count(rs, 0.10)} of {len(rs)} | {count(ps, 0.10)} of {len(ps)} |")
+    g = result["goals"]["io_time"]
+    ranked = " / ".join(f"{g[k]['rankings_same']}" for k in ks if "rankings_same" in g[k])
+    n = next((g[k]["rankings"] for k in ks if "rankings" in g[k]), 0)
+    mach = result["machine"]
+    out += ["", f"VCs ranked by I/O time as measured: {ranked} of {n} (application, size) pairs. "
+            f"np {result.get('np', 4)}; {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, "
+            f"{mach['mpi']}; {mach['date']}" + (f", code {result['code']}" if result.get("code") else "") + "."]
+    return "\n".join(out)
+
+
+def publish(result):
+    """The summary into the README, the full tables into docs/accuracy.md."""
+    put_block("accuracy", summary(result))
+    put_block("accuracy", render(result), page="docs/accuracy.md")

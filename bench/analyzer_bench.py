@@ -13,10 +13,12 @@ for the BT-IO-like pattern (writes 120 communication calls apart: one phase
 per write, the reads one phase of rep `rep`) and a fully regular one (writes
 1 call apart too: two phases).
 
-Writes bench/results/analyzer.json, prints the tables and puts them in the
-README between <!-- bench:analyzer --> markers.
+Writes bench/results/analyzer.json, prints the tables and puts them between
+the <!-- bench:analyzer --> markers of the README and docs/performance.md (the
+model sizes there only); --render does only that, from the results file.
 
 usage: .venv/bin/python bench/analyzer_bench.py [--ranks R] [--calls N] [--repeats K] [--no-profile] [--no-sweep]
+       .venv/bin/python bench/analyzer_bench.py --render
 """
 import argparse
 import datetime
@@ -36,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 import synth_trace  # noqa: E402
+from doc_blocks import put_block  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "analyzer.json"
 
@@ -298,20 +301,6 @@ def table(res):
         out.append(f"| {label} | {s['wall_s_median']:.1f} s | {fmt_rate(s['events_per_s'])} | "
                    f"{s['peak_rss_bytes_median'] / 2**30:.2f} GiB | {s['peak_rss_per_trace_byte']:.1f} x | "
                    f">= {GOALS['events_per_s'] / 1e6:.0f} M events/s, < {GOALS['peak_rss_per_trace_byte']} x |")
-    sw = res.get("sweep")
-    if sw and sw["patterns"]:
-        first = next(iter(sw["patterns"].values()))["points"]
-        cols = [p for p in first]
-        head = [f"np {p['np']}, rep {p['rep']}" for p in cols]
-        out += ["", "Model size (bytes of model.json) vs np and rep (rep: writes = reads per rank):", "",
-                "| pattern | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
-        for name, p in sw["patterns"].items():
-            cells = [f"{q['model_bytes']:,} ({q['phases']} ph.)" if q.get("model_bytes") else "-" for q in p["points"]]
-            out.append(f"| {name}: {p['what']} | " + " | ".join(cells) + " |")
-        out.append("\nLargest / smallest size: " + "; ".join(
-            f"{name}: over np x{p['growth_np_4_to_1024']} (x{p['growth_np_4_to_1024_without_hosts']} without "
-            f"`application.hosts`, one entry per host, {synth_trace.RANKS_PER_HOST} ranks per synthetic host), "
-            f"over rep x{p['growth_rep_10_to_1000']}" for name, p in sw["patterns"].items()) + ".")
     m = res["machine"]
     reps = res.get("read", {}).get("repeats")
     an = res.get("analyze", {}).get("repeats")
@@ -322,21 +311,23 @@ def table(res):
     return "\n".join(out)
 
 
-def update_readme(text, key="analyzer"):
-    """Put the text between the README's <!-- bench:KEY --> markers, adding the
-    section after "## Tracer cost" when the markers are missing."""
-    readme = ROOT / "README.md"
-    start, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
-    s = readme.read_text()
-    if start not in s:
-        section = (f"## Analyzer speed\n\n{start}\n{end}\n\nRerun with `.venv/bin/python bench/analyzer_bench.py`; "
-                   "figures in [bench/results/analyzer.json](bench/results/analyzer.json).\n\n")
-        i = s.find("## Tracer cost")
-        j = s.find("\n## ", i + 1) if i >= 0 else -1
-        s = s[:j + 1] + section + s[j + 1:] if j >= 0 else s.rstrip("\n") + "\n\n" + section
-    head, rest = s.split(start, 1)
-    tail = rest.split(end, 1)[1] if end in rest else rest
-    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+def sweep_table(res):
+    out = []
+    sw = res.get("sweep")
+    if sw and sw["patterns"]:
+        first = next(iter(sw["patterns"].values()))["points"]
+        cols = [p for p in first]
+        head = [f"np {p['np']}, rep {p['rep']}" for p in cols]
+        out += ["Model size (bytes of model.json) vs np and rep (rep: writes = reads per rank):", "",
+                "| pattern | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+        for name, p in sw["patterns"].items():
+            cells = [f"{q['model_bytes']:,} ({q['phases']} ph.)" if q.get("model_bytes") else "-" for q in p["points"]]
+            out.append(f"| {name}: {p['what']} | " + " | ".join(cells) + " |")
+        out.append("\nLargest / smallest size: " + "; ".join(
+            f"{name}: over np x{p['growth_np_4_to_1024']} (x{p['growth_np_4_to_1024_without_hosts']} without "
+            f"`application.hosts`, one entry per host, {synth_trace.RANKS_PER_HOST} ranks per synthetic host), "
+            f"over rep x{p['growth_rep_10_to_1000']}" for name, p in sw["patterns"].items()) + ".")
+    return "\n".join(out)
 
 
 def main():
@@ -348,7 +339,11 @@ def main():
                     f"analysis repeats only while under {ANALYZE_BUDGET_S} s")
     ap.add_argument("--no-profile", dest="profile", action="store_false", help="do not profile slow stages")
     ap.add_argument("--no-sweep", dest="sweep", action="store_false", help="skip the model-size sweep")
+    ap.add_argument("--render", action="store_true",
+                    help=f"only put the figures of {RESULTS.relative_to(ROOT)} into the docs")
     args = ap.parse_args()
+    if args.render:
+        return publish(json.loads(RESULTS.read_text()))
     if not TASKSET:
         print("analyzer_bench: taskset not found: stages run unpinned", file=sys.stderr)
     # the trace lives in memory (tmpfs) when there is room for it and the runs' own copies
@@ -364,9 +359,15 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(res, indent=2) + "\n")
-    text = table(res)
-    print(text)
-    update_readme(text)
+    print(table(res) + "\n\n" + sweep_table(res))
+    publish(res)
+
+
+def publish(res):
+    """The stage table into the README and docs/performance.md, the model sizes there only."""
+    put_block("analyzer", table(res))
+    put_block("analyzer", table(res), page="docs/performance.md")
+    put_block("analyzer-sweep", sweep_table(res), page="docs/performance.md")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@
 Runs bench/tracer_micro.c (1 rank, file in /dev/shm) untraced and traced,
 alternately, REPEATS times; the overhead is the median over those pairs of
 (traced - untraced) time per call.  Writes bench/results/tracer.json, prints
-the table and puts it in the README.
+the table and puts it between the <!-- bench:tracer --> markers of the README
+and docs/performance.md; --render does only that, from the results file.
 
 usage: .venv/bin/python bench/tracer_bench.py [--calls N] [--repeats R]
+       .venv/bin/python bench/tracer_bench.py --render
 """
 import argparse
 import json
@@ -18,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from doc_blocks import put_block
 from machine_info import machine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +39,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=400000)
     ap.add_argument("--repeats", type=int, default=11)
+    ap.add_argument("--render", action="store_true",
+                    help=f"only put the figures of {RESULTS.relative_to(ROOT)} into the docs")
     args = ap.parse_args()
+    if args.render:
+        return publish(json.loads(RESULTS.read_text()))
     sys.path.insert(0, str(ROOT))
     from iomodel.tracer import library_path
     from iomodel.analyzer import Trace
@@ -88,18 +95,12 @@ def main():
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(res, indent=2) + "\n")
     print(table(res))
-    update_readme(table(res))
+    publish(res)
 
 
-def update_readme(text, key="tracer"):
-    """Put the table between the README's <!-- bench:KEY --> markers."""
-    readme = ROOT / "README.md"
-    start, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
-    s = readme.read_text()
-    if start in s:
-        head, rest = s.split(start, 1)
-        tail = rest.split(end, 1)[1] if end in rest else rest
-        readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+def publish(res):
+    put_block("tracer", table(res))
+    put_block("tracer", table(res), page="docs/performance.md")
 
 
 def table(res):

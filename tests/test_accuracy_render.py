@@ -29,3 +29,36 @@ def test_measured_totals_inside_the_span_of_the_passes():
     assert render.pass_range_lines(rows) == [
         "tmpfs: predicted from each of its profile's 2 passes alone, the totals span 30% to 42% of the "
         "prediction (median 36%); 1 of 2 measured totals fall inside their span."]
+
+
+def test_the_readme_summary_counts_each_vc():
+    """Two VCs of two rows each, predicted and replayed.  disk: totals off by
+    +4% and -7% predicted (one within 5%, both within 10%), +1% and +12%
+    replayed; its three phases -2%, +15%, +9% predicted, 0%, +11%, +30%
+    replayed; runs 2% and 6% apart (median 4%).  tmpfs: +20% and -3%
+    predicted, +6% and -4% replayed, phases +20%/-3% and +6%/-4%; runs 30% and
+    50% apart.  The rankings: 2 of 2 predicted, 1 of 2 replayed."""
+    def row(vc, measured, runs, pred, repl, phases):
+        return {"vc": vc, "measured_io_time_s": measured, "measured_runs_io_time_s": runs,
+                "predicted_io_time_s": measured * (1 + pred), "error_predicted": pred,
+                "replayed_io_time_s": measured * (1 + repl), "error_replayed": repl,
+                "phases": [{"error_predicted": a, "error_replayed": b} for a, b in phases]}
+    rows = [row("disk", 1.0, [0.99, 1.01], 0.04, 0.01, [(-0.02, 0.0), (0.15, 0.11)]),
+            row("disk", 2.0, [1.94, 2.06], -0.07, 0.12, [(0.09, 0.30)]),
+            row("tmpfs", 0.1, [0.08, 0.11], 0.20, 0.06, [(0.20, 0.06)]),
+            row("tmpfs", 0.2, [0.15, 0.25], -0.03, -0.04, [(-0.03, -0.04)])]
+    result = {"rows": rows, "vcs": {"disk": {"limit": "throttlefs 60 MiB/s"}, "tmpfs": {"limit": "-"}},
+              "goals": {"io_time": {"predicted": {"rankings_same": 2, "rankings": 2},
+                                    "replayed": {"rankings_same": 1, "rankings": 2}}},
+              "np": 2, "code": "abc1234",
+              "machine": {"cpu": "AMD EPYC", "cores": 2, "kernel": "6.1", "mpi": "Open MPI 4.1.4",
+                          "date": "2026-12-01"}}
+    assert render.summary(result).splitlines() == [
+        "| VC | storage | runs' own spread (median) | totals within 5% (predicted / replayed) | "
+        "totals within 10% | phases within 10% |",
+        "|---|---|---|---|---|---|",
+        "| disk | a disk throttled by FUSE: throttlefs 60 MiB/s | 4% | 1 / 1 of 2 | 2 / 1 of 2 | 2 / 1 of 3 |",
+        "| tmpfs | tmpfs (memory) | 40% | 1 / 1 of 2 | 1 / 2 of 2 | 1 / 2 of 2 |",
+        "",
+        "VCs ranked by I/O time as measured: 2 / 1 of 2 (application, size) pairs. np 2; AMD EPYC, "
+        "2 cores, Linux 6.1, Open MPI 4.1.4; 2026-12-01, code abc1234."]
