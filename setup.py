@@ -18,6 +18,6 @@ setup(
     package_data={"iomodel.tracer": ["lib/*.so", "lib/iomodel_replay"], "iomodel.replay": ["clusters/*.yaml"], "iomodel.models": ["examples/*.json"]},
     install_requires=["numpy", "pyarrow", "networkx", "pyyaml"],
     extras_require={"darshan": ["darshan"], "plot": ["matplotlib"],
-                    "test": ["pytest", "mpi4py", "darshan", "matplotlib"]},
+                    "test": ["pytest", "hypothesis", "mpi4py", "darshan", "matplotlib"]},
     entry_points={"console_scripts": ["iomodel = iomodel.cli:main"]},
 )

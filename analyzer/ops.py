@@ -238,6 +238,7 @@ def ops_from_trace(trace, name=None, command=None):
     """The data operations of a Trace, read rank file by rank file so that
     memory holds one rank's events at a time (calls that returned an error
     are left out)."""
+    from .coverage import Coverage
     from .linking import link_rank, resolve_rank
     from .reread import reread_mask
     from .tracefile import F_ERROR, buffer_offsets
@@ -246,7 +247,9 @@ def ops_from_trace(trace, name=None, command=None):
     ranks, ordered, hosts, finals = [], [], {}, {}
     run_time, nranks, first_command = None, 0, None
     fin_name = "MPI_Finalize"
+    coverage = Coverage()
     for r in trace.scan():
+        coverage.add(r)
         if any(nm not in rindex for nm in r.routines) or not ranks:
             for nm in r.routines:
                 rindex.setdefault(nm, len(routines))
@@ -301,8 +304,8 @@ def ops_from_trace(trace, name=None, command=None):
             t = r.t_end[l.routine == fin]
             if len(t):
                 run_time = max(run_time or 0.0, float(t.max()))
-        nranks = r.nranks
-        if first_command is None:
+        nranks = max(nranks, r.nranks)
+        if not first_command:        # the lowest rank's that has one (a killed rank 0 may not)
             first_command = r.command
     # ordered calls: rank r's data follows that of the lower ranks in the same call
     groups = {}
@@ -324,7 +327,11 @@ def ops_from_trace(trace, name=None, command=None):
             q = int(ro.path[o.op_index])
             ro.extent[q] = max(ro.extent.get(q, -1), end)
     ranks.sort(key=lambda r: r.rank)
+    source = {"kind": "trace", "path": str(trace.path), "unavailable": [], "inferred": []}
+    partial = coverage.partial()
+    if partial:
+        source["partial"] = partial
     return Ops(None, name or trace.program_name_of(first_command),
                command or list(first_command or []), nranks, hosts, run_time,
-               source={"kind": "trace", "path": str(trace.path), "unavailable": [], "inferred": []},
+               source=source,
                final_lclock=finals, ranks=ranks, paths=paths, routines=routines)

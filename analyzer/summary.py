@@ -33,6 +33,7 @@ def summarize(trace):
     return {
         "trace": str(trace.path),
         "ranks": int(ranks.num_rows),
+        "nranks": int(max(ranks["nranks"].to_pylist(), default=0)),
         "hosts": sorted(set(ranks["hostname"].to_pylist())),
         "ended_by": sorted({e or "nothing (killed or still running)" for e in ranks["ended_by"].to_pylist()}),
         "files": list(trace.paths),
@@ -45,5 +46,6 @@ def summarize(trace):
         "duration_s": float(t1.max() - max(t0.min(), 0.0)) if len(t0) else 0.0,
         "errors": int((~ok).sum()),
         "damage": [str(e) for e in trace.errors],
+        "gaps": (trace.gaps or {}).get("notes", []),
         "trace_bytes": sum(os.path.getsize(f) for f in trace.rank_files),
     }

@@ -20,6 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from iomodel.outputs import atomic_path
+
 from .linking import apply_ordered, latest_at_or_before, link_rank, resolve_rank
 from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, buffer_offsets,
                         read_rank_file)
@@ -126,6 +128,17 @@ class Trace:
             raise err
         return raw
 
+    @functools.cached_property
+    def gaps(self):
+        """What the trace lacks (analyzer/coverage.py): None when it is whole, else
+        the lists of ranks missing, without events or stopped early, and notes."""
+        from .coverage import Coverage
+        coverage = Coverage()
+        damaged = {e.path for e in self.errors}
+        for r in self._rank_traces():
+            coverage.add(r, damaged=r.path in damaged)
+        return coverage.partial()
+
     # ---------------------------------------------------------------- tables
     @functools.cached_property
     def ranks(self):
@@ -141,13 +154,19 @@ class Trace:
             "ended_by": [r.end for r in raw],
             "final_lclock": pa.array([r.final_lclock for r in raw], pa.int64()),
             "damage": [damaged.get(r.path) for r in raw],
+            "stopped": [None if not r.stopped else
+                        f"after {r.stopped['events_kept']} of {r.stopped['events_total']} events: "
+                        f"{r.stopped['error']}" for r in raw],
             "path": [r.path for r in raw],
         })
 
     @functools.cached_property
     def _opens(self):
-        rows = [dict(o, rank=r.rank) for r in self._rank_traces() for o in r.opens]
-        paths = sorted({o["path"] for o in rows})
+        """The opens (rows) and every path the trace names: opened, deleted, or
+        named by an open that failed."""
+        raw = self._rank_traces()
+        rows = [dict(o, rank=r.rank) for r in raw for o in r.opens]
+        paths = sorted({o["path"] for o in rows} | {x["path"] for r in raw for x in r.named})
         return rows, paths
 
     @property
@@ -272,6 +291,9 @@ class Trace:
                          ("abs_offset", abs_off), ("abs_end", abs_end), ("resolved", resolved),
                          ("pieces", pieces), ("buffer_offset", buffer_offsets(r.buffers, n))):
                 c[k][at:at + n] = v
+            for x in r.named:           # a delete's or a failed open's file, which no open gives
+                if x["seq"] < n:
+                    c["file_id"][at + x["seq"]] = pid[x["path"]]
             for k, v in (("rank", np.full(len(w), r.rank, np.int32)), ("seq", w),
                          ("file_id", file_of_open[l.open_idx[w]]), ("offset", o), ("length", ln)):
                 ext[k].append(v)
@@ -326,7 +348,8 @@ class Trace:
         out = Path(outdir)
         out.mkdir(parents=True, exist_ok=True)
         for name in ("events", "files", "views", "ranks", "extents"):
-            pq.write_table(getattr(self, name), out / f"{name}.parquet")
+            with atomic_path(out / f"{name}.parquet") as tmp:
+                pq.write_table(getattr(self, name), tmp)
         return out
 
 

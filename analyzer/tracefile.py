@@ -14,14 +14,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 MAGIC = b"IOMTRACE"
-VERSION = 2                     # this iomodel writes version 2
-VERSIONS = (1, 2)               # and reads 1 (no buffer records) too
+VERSION = 3                     # this iomodel writes version 3
+VERSIONS = (1, 2, 3)            # and reads 1 (no buffer records) and 2 (no stop chunk) too
 HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 CHUNK_MAGIC = 0x4B4E4843
 # a tick counter's plausible period: from 1 THz to 100 kHz
 MIN_NS_PER_TICK, MAX_NS_PER_TICK = 1e-3, 1e4
-CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
+CHUNK_EVENTS, CHUNK_META, CHUNK_END, CHUNK_STOP = 1, 2, 3, 4
+STOP = struct.Struct("<QQQiIII")         # good_end, events_kept, events_total, errno, how, lclock, pad
+STILL_RUNNING = 0xFFFFFFFF
+MAX_SEQ = 2 ** 62                        # no rank makes more events than this
 META = struct.Struct("<IIQ")
 META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER = 1, 2, 3, 4, 5, 6
 OPEN_FIXED = struct.Struct("<Iiii")
@@ -67,11 +70,13 @@ class RankTrace:
     t_end: np.ndarray
     opens: list = field(default_factory=list)    # dicts: seq, slot, amode, comm_size, comm_rank, path
     views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
-    deleted: list = field(default_factory=list)  # dicts: seq, path
+    named: list = field(default_factory=list)    # dicts: seq, path of a delete or a failed open
     command: list = field(default_factory=list)  # the program's argv
     buffers: list = field(default_factory=list)  # (seq, buffer address mod 4096) where it changed
     records: int = 0                     # event records on disk, extensions included
     end: str = None                      # how the run ended, None if no end record
+    stopped: dict = None                 # tracing stopped early (a failed write): how far, why
+    version: int = VERSION               # of the trace format
     final_lclock: int = None
     mono_origin_ns: int = 0              # CLOCK_MONOTONIC at time zero
 
@@ -89,34 +94,53 @@ def _parse_meta(buf, rt, path, base):
         if mlen < META.size or pos + mlen > len(buf) or mlen % 8:
             raise TraceError(path, base + pos, f"metadata record with bad length {mlen}")
         body = buf[pos + META.size: pos + mlen]
-        if mtype == META_ROUTINES:
-            n = struct.unpack_from("<I", body)[0]
-            names = bytes(body[8:]).split(b"\0")[:n]
-            rt.routines = [x.decode() for x in names]
-        elif mtype == META_OPEN:
-            slot, amode, csize, crank = OPEN_FIXED.unpack_from(body)
-            rt.opens.append(dict(seq=seq, slot=slot, amode=amode, comm_size=csize, comm_rank=crank,
-                                 path=_cstr(bytes(body[OPEN_FIXED.size:]))))
-        elif mtype == META_VIEW:
-            (slot, flags, disp, esize, fsize, flb, fext, nb, rlen, _) = VIEW_FIXED.unpack_from(body)
-            o = VIEW_FIXED.size
-            blocks = np.frombuffer(body, dtype="<i8", count=2 * nb, offset=o).reshape(nb, 2)
-            rep = bytes(body[o + 16 * nb: o + 16 * nb + rlen]).decode("utf-8", "replace")
-            rt.views.append(dict(seq=seq, slot=slot, disp=disp, etype_size=esize,
-                                 filetype_size=fsize, filetype_lb=flb, filetype_extent=fext,
-                                 blocks=blocks.copy(), capped=bool(flags & 1),
-                                 undecoded=bool(flags & 2), datarep=rep))
-        elif mtype == META_PROGRAM:
-            n = struct.unpack_from("<I", body)[0]
-            rt.command = [a.decode("utf-8", "replace") for a in bytes(body[8:8 + n]).split(b"\0")
-                          if a][:1024]
-        elif mtype == META_PATH:
-            rt.deleted.append(dict(seq=seq, path=_cstr(bytes(body[8:]))))
-        elif mtype == META_BUFFER:
-            rt.buffers.append((seq, struct.unpack_from("<I", body)[0]))
-        else:
-            raise TraceError(path, base + pos, f"unknown metadata record type {mtype}")
+        if seq > MAX_SEQ:
+            raise TraceError(path, base + pos, f"metadata record for event {seq}, past any rank's count")
+        try:
+            _parse_meta_record(mtype, body, seq, rt, path, base + pos)
+        except (struct.error, ValueError, IndexError, OverflowError) as e:
+            raise TraceError(path, base + pos, f"corrupt metadata record (type {mtype}): {e}") from None
         pos += mlen
+
+
+def _parse_meta_record(mtype, body, seq, rt, path, where):
+    """One metadata record into the rank's lists; a malformed field raises."""
+    if mtype == META_ROUTINES:
+        n = struct.unpack_from("<I", body)[0]
+        names = bytes(body[8:]).split(b"\0")[:n]
+        rt.routines = [x.decode() for x in names]
+        if len(rt.routines) < n:
+            raise ValueError(f"a routine table of {n} names holds {len(rt.routines)}")
+    elif mtype == META_OPEN:
+        slot, amode, csize, crank = OPEN_FIXED.unpack_from(body)
+        rt.opens.append(dict(seq=seq, slot=slot, amode=amode, comm_size=csize, comm_rank=crank,
+                             path=_cstr(bytes(body[OPEN_FIXED.size:]))))
+    elif mtype == META_VIEW:
+        (slot, flags, disp, esize, fsize, flb, fext, nb, rlen, _) = VIEW_FIXED.unpack_from(body)
+        o = VIEW_FIXED.size
+        if 16 * nb + rlen > len(body) - o:
+            raise ValueError(f"a view of {nb} blocks in a record of {len(body)} bytes")
+        blocks = np.frombuffer(body, dtype="<i8", count=2 * nb, offset=o).reshape(nb, 2)
+        rep = bytes(body[o + 16 * nb: o + 16 * nb + rlen]).decode("utf-8", "replace")
+        rt.views.append(dict(seq=seq, slot=slot, disp=disp, etype_size=esize,
+                             filetype_size=fsize, filetype_lb=flb, filetype_extent=fext,
+                             blocks=blocks.copy(), capped=bool(flags & 1),
+                             undecoded=bool(flags & 2), datarep=rep))
+    elif mtype == META_PROGRAM:
+        n = min(struct.unpack_from("<I", body)[0], len(body) - 8)
+        rt.command = [a.decode("utf-8", "replace") for a in bytes(body[8:8 + n]).split(b"\0")
+                      if a][:1024]
+    elif mtype == META_PATH:
+        # version 3: u32 kind (1 delete, 2 failed open), u32 pad, the path; before, the path alone
+        at = 8 if rt.version >= 3 else 0
+        rt.named.append(dict(seq=seq, path=_cstr(bytes(body[at:]))))
+    elif mtype == META_BUFFER:
+        off = struct.unpack_from("<I", body)[0]
+        if off > 4095:
+            raise ValueError(f"a buffer {off} bytes past a page, not within 4 KiB")
+        rt.buffers.append((seq, off))
+    else:
+        raise TraceError(path, where, f"unknown metadata record type {mtype}")
 
 
 class Columns(dict):
@@ -151,6 +175,14 @@ def _fold_extensions(recs):
     return cols
 
 
+def _errno_name(n):
+    """ENOSPC (No space left on device), from an errno number."""
+    import errno
+    import os
+    name = errno.errorcode.get(n)
+    return f"{name} ({os.strerror(n)})" if name else f"error {n}"
+
+
 def _ended_by(how):
     """The end chunk's `how` as words: the call or the signal that ended the rank."""
     if how & 0xFF == END_SIGNAL and how >> 8:
@@ -181,7 +213,7 @@ def read_rank_file(path):
     if not (nranks > 0 and 0 <= rank < nranks):
         raise TraceError(path, 16, f"corrupt header: rank {rank} of {nranks} ranks")
     rt = RankTrace(path, rank, nranks, pid, tlevel, _cstr(host), real0, 1.0, [],
-                   None, None, None, mono_origin_ns=mono0)
+                   None, None, None, mono_origin_ns=mono0, version=version)
     chunks, pairs, error = [], [(cal_ticks, cal_ns)], None
     pos, next_seq = hsize, 0
     while pos < len(data):
@@ -201,6 +233,9 @@ def read_rank_file(path):
         if plen % 8 or (int(np.frombuffer(body, "<u8").sum(dtype=np.uint64)) + fields) % 2**64 != csum:
             error = (pos, "corrupt: chunk checksum does not match")
             break
+        if first > MAX_SEQ or count > MAX_SEQ:
+            error = (pos, f"corrupt: chunk of {count} records from event {first}, past any rank's count")
+            break
         if ctype == CHUNK_EVENTS:
             if plen != count * RECORD_DTYPE.itemsize:
                 error = (pos, f"corrupt: event chunk of {plen} bytes claims {count} records")
@@ -218,8 +253,26 @@ def read_rank_file(path):
                 error = (e.offset, e.problem)
                 break
         elif ctype == CHUNK_END:
+            if plen < 16:
+                error = (pos, f"corrupt: end chunk of {plen} bytes")
+                break
             events_total, how, lclock = struct.unpack_from("<QII", body)
             rt.end, rt.final_lclock = _ended_by(how), lclock
+        elif ctype == CHUNK_STOP and version >= 3:
+            if count and plen < STOP.size:
+                error = (pos, f"corrupt: stop chunk of {plen} bytes")
+                break
+            if count:                   # tracing stopped early: a failed write
+                good_end, kept, total, errno_, how, lclock, _ = STOP.unpack_from(body)
+                rt.stopped = {"events_kept": kept, "events_total": total, "error": _errno_name(errno_),
+                              "at_byte": good_end}
+                if how != STILL_RUNNING:
+                    rt.end, rt.final_lclock = _ended_by(how), lclock
+                if good_end < pos + chsize + plen or good_end > len(data) or kept > total:
+                    error = (pos, f"corrupt: stop chunk says the trace ends at byte {good_end} after "
+                                  f"{kept} of {total} events")
+                    break
+                data = data[:good_end]   # what a failed write left past it is not the trace's
         else:
             error = (pos, f"corrupt: unknown chunk type {ctype}")
             break
@@ -227,6 +280,15 @@ def read_rank_file(path):
         pos += chsize + plen
     records = chunks[0] if len(chunks) == 1 else (np.concatenate(chunks) if chunks else np.zeros(0, RECORD_DTYPE))
     events = _fold_extensions(records)
+    # every event names a routine of the table (its op indexes it)
+    bad = np.flatnonzero(events["op"] >= len(rt.routines))
+    if len(bad):
+        first_bad = int(bad[0])
+        op = int(events["op"][first_bad])
+        events = Columns((k, v[:first_bad]) for k, v in events.items())
+        if not error:
+            error = (None, f"corrupt: event {first_bad} names routine number {op}, which the "
+                           f"routine table ({len(rt.routines)} names) does not have")
     # Tick rate from the clock pair farthest from time zero.
     if clock_kind == 0:
         rt.ns_per_tick = 1.0

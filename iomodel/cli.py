@@ -3,6 +3,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def fail(msg, code=2):
@@ -11,23 +12,29 @@ def fail(msg, code=2):
 
 
 def cmd_trace(args):
-    from iomodel.tracer.launch import run_traced
+    from iomodel.tracer.launch import header_nranks, run_traced
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         return fail("nothing to run: give the launch command after --, "
                     "e.g. iomodel trace -o run1 -- mpirun -np 4 ./app")
     rc, out = run_traced(args.output, cmd)
-    nfiles = len(list(out.glob("rank-*.iot")))
-    print(f"iomodel: trace of {nfiles} rank(s) in {args.output}" if nfiles else
+    files = sorted(out.glob("rank-*.iot"))
+    nranks = max((header_nranks(f) for f in files), default=0)
+    of = f" of {nranks}" if nranks > len(files) else ""
+    print(f"iomodel: trace of {len(files)}{of} rank(s) in {args.output}" if files else
           f"iomodel: no trace was written in {args.output} (did the application call MPI_Init?)",
           file=sys.stderr)
+    if of:
+        print(f"iomodel: warning: {nranks - len(files)} rank(s) wrote no trace file: the trace is "
+              "partial (iomodel trace-info says which)", file=sys.stderr)
     return rc
 
 
 def print_summary(s):
     from iomodel.models.report import human
     print(f"trace        {s['trace']}")
-    print(f"ranks        {s['ranks']} on {len(s['hosts'])} host(s): {', '.join(s['hosts'])}")
+    of = f" of {s['nranks']}" if s["nranks"] != s["ranks"] else ""
+    print(f"ranks        {s['ranks']}{of} on {len(s['hosts'])} host(s): {', '.join(s['hosts'])}")
     print(f"ended by     {', '.join(s['ended_by'])}")
     print(f"events       {s['total_events']}  ({human(s['trace_bytes'])} on disk, "
           f"{s['trace_bytes'] / max(s['total_events'], 1):.1f} B/event)")
@@ -62,6 +69,12 @@ def cmd_trace_info(args):
         return fail(f"{e}{hint}")
     for d in s["damage"]:
         print(f"iomodel: warning: {d}; showing what comes before it", file=sys.stderr)
+    for note in s["gaps"]:
+        print(f"iomodel: warning: {args.trace}: {note}", file=sys.stderr)
+    if args.rank is not None and args.rank not in trace.ranks["rank"].to_pylist():
+        from iomodel.models import format_ranks
+        return fail(f"{args.trace}: no rank {args.rank} in the trace (ranks "
+                    f"{format_ranks(trace.ranks['rank'].to_pylist()) or 'none'})")
     if args.parquet:
         trace.to_parquet(args.parquet)
         print(f"iomodel: tables written to {args.parquet}", file=sys.stderr)
@@ -116,6 +129,8 @@ def cmd_analyze(args):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):
         print(f"iomodel: note: inferred: {line}", file=sys.stderr)
+    for line in (model["source"].get("partial") or {}).get("notes", []):
+        print(f"iomodel: warning: {args.input}: {line}; the model is partial", file=sys.stderr)
     save_model(model, args.output, check=False)  # build_model validated it
     if not args.quiet:
         print(text(model))
@@ -145,6 +160,8 @@ def cmd_plot(args):
         if Path(src["path"]).exists():
             from iomodel.analyzer import load_ops
             ops = load_ops(src["path"])
+            for note in (ops.source.get("partial") or {}).get("notes", []):
+                print(f"iomodel: warning: {src['path']}: {note}", file=sys.stderr)
     out = plot(model, args.output, ops=ops, logical=args.logical)
     print(f"iomodel: {'operations from ' + src['path'] if ops is not None else 'the model phases'}"
           f" drawn in {out}", file=sys.stderr)
@@ -152,9 +169,13 @@ def cmd_plot(args):
 
 
 def _clusters(args):
-    """The --vc clusters (names of shipped ones or paths), with --region."""
+    """The --vc clusters (names of shipped ones or paths), with --region, trusted
+    to run their launcher options if --trust-cluster says so."""
     from iomodel.replay.cluster import load_cluster
-    return [load_cluster(v, region=args.region) for v in args.vc]
+    clusters = [load_cluster(v, region=args.region) for v in args.vc]
+    for c in clusters:
+        c.trusted = getattr(args, "trust_cluster", False)
+    return clusters
 
 
 def _profiles(args, clusters):
@@ -188,15 +209,26 @@ def _replay_bandwidths(path):
     from pathlib import Path
     p = Path(path)
     p = p / "results.json" if p.is_dir() else p
-    data = json.loads(p.read_text())
     out = {}
-    for entry in data.get("runs", {}).values():
-        if entry.get("ok"):
-            for pid in entry["phase_ids"]:
-                out[int(pid)] = entry["bandwidth_Bps"]
+    try:
+        data = json.loads(p.read_text())
+        for entry in data.get("runs", {}).values():
+            if entry.get("ok"):
+                bw = float(entry["bandwidth_Bps"])
+                for pid in entry["phase_ids"]:
+                    out[int(pid)] = bw
+    except (ValueError, TypeError, KeyError, AttributeError) as e:   # not JSON, or not a replay's
+        raise ValueError(f"{p}: not the results of `iomodel replay` ({type(e).__name__}: {e})") from None
     if not out:
         raise ValueError(f"{p}: no successful replay results")
     return out
+
+
+def _default_dir(prefix, *names):
+    """replay-APP-VC and the like: names from a model or a cluster file made safe
+    file-name parts, so that the default is always a folder of the current one."""
+    from iomodel.outputs import safe_name
+    return "-".join([prefix, *(safe_name(n) for n in names)])
 
 
 def cmd_predict(args):
@@ -210,7 +242,7 @@ def cmd_predict(args):
         from iomodel.replay.backends import get_backend
         from iomodel.replay.runner import replay
         out = args.replay if args.replay is not True else \
-            f"replay-{model['application']['name']}-{cluster.name}"
+            _default_dir("replay", model["application"]["name"], cluster.name)
         _, failures = replay(model, cluster, get_backend(args.backend), out)
         if failures:
             return fail(f"{len(failures)} replay run(s) failed (see {out}/results.json)", code=1)
@@ -236,12 +268,16 @@ def cmd_compare(args):
 
 def _one_cluster(args):
     from iomodel.replay.cluster import load_cluster
-    return load_cluster(args.vc, region=getattr(args, "region", None)) if args.vc else None
+    if not args.vc:
+        return None
+    cluster = load_cluster(args.vc, region=getattr(args, "region", None))
+    cluster.trusted = getattr(args, "trust_cluster", False)
+    return cluster
 
 
 def cmd_ior(args):
     from iomodel.replay.ior import ior_invocations, ior_scripts, to_json, to_sh
-    from iomodel.replay.runner import launcher_argv
+    from iomodel.replay.trust import check_launcher_options
     model = _load(args.model)
     cluster = _one_cluster(args)
     invs = ior_invocations(model, cluster)
@@ -252,9 +288,10 @@ def cmd_ior(args):
             if len(set(i.launch_np for i in invs)) > 1:
                 print(f"# ---- script for np {np_} ----")
             print(text, end="")
-    else:
-        launcher = launcher_argv(cluster, 1)[:1] + list(getattr(cluster, "launcher_options", [])) \
-            if cluster else ["mpirun"]
+    else:   # the launcher and its options (checked: the script is run as is), -np per run
+        if cluster:
+            check_launcher_options(cluster)
+        launcher = [cluster.launcher, *cluster.launcher_options] if cluster else ["mpirun"]
         print(to_sh(model, invs, launcher=launcher, ior=(cluster.ior if cluster and cluster.ior
                                                           else "ior")), end="")
     return 0
@@ -267,7 +304,7 @@ def cmd_replay(args):
     model = _load(args.model)
     cluster = _one_cluster(args)
     backend = get_backend(args.backend)
-    out = args.output or f"replay-{model['application']['name']}-{cluster.name}"
+    out = args.output or _default_dir("replay", model["application"]["name"], cluster.name)
     by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat, timeout=args.timeout,
                                 as_modelled=args.as_modelled, launches=args.launches)
     byid = {p["id"]: p for p in model["phases"]}
@@ -337,7 +374,7 @@ def cmd_characterize(args):
         thinks.append(k)
     if args.steal_retries < 0:
         raise ValueError(f"--steal-retries {args.steal_retries}: expected 0 or more")
-    out = args.output or f"characterize-{cluster.name}"
+    out = args.output or _default_dir("characterize", cluster.name)
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
                                      repeat=args.repeat, timeout=args.timeout, one_op=args.one_op,
@@ -356,9 +393,23 @@ def cmd_characterize(args):
     return 0
 
 
+def trust_option(q):
+    q.add_argument("--trust-cluster", action="store_true",
+                   help="run the cluster description's launcher options even where they start other "
+                   "programs or preload libraries (a remote agent, -x LD_PRELOAD=...): only for a "
+                   "file you trust as you would a shell script (docs/security.md)")
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="iomodel", description=__import__("iomodel").__doc__)
+    p.add_argument("--debug", action="store_true",
+                   help="on an error, show Python's traceback (also IOMODEL_DEBUG=1)")
+    # --debug after the subcommand too; SUPPRESS so that it does not reset the one before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **k: add_parser(*a, parents=[common], **k)
 
     t = sub.add_parser("trace", help="run an MPI application under the tracer",
                        description="Run a launch command with the iomodel tracer preloaded "
@@ -428,6 +479,7 @@ def build_parser():
                     "if DIR has no results yet, replay the model there now")
     pr.add_argument("--backend", choices=("ior", "builtin"), default="ior",
                     help="with --replay: the replay backend (default: %(default)s)")
+    trust_option(pr)
     pr.set_defaults(func=cmd_predict)
 
     co = sub.add_parser("compare", help="rank clusters by I/O time, cost and performance/cost",
@@ -446,6 +498,7 @@ def build_parser():
     io.add_argument("--region", help=argparse.SUPPRESS)
     io.add_argument("--format", choices=("sh", "ior-script", "json"), default="sh",
                     help="shell commands (default), IOR scripts for `ior -f`, or JSON")
+    trust_option(io)
     io.set_defaults(func=cmd_ior)
 
     rp = sub.add_parser("replay", help="replay a model's phases on a cluster",
@@ -465,6 +518,7 @@ def build_parser():
     rp.add_argument("--as-modelled", action="store_true",
                     help="built-in backend: the phases' own offsets (when affine in the rank) and "
                     "the application's idle time between them, instead of IOR's layout")
+    trust_option(rp)
     rp.set_defaults(func=cmd_replay)
 
     ch = sub.add_parser("characterize", help="measure a cluster's bandwidth profile",
@@ -527,6 +581,7 @@ def build_parser():
                     help="give up a run after S seconds (a failed point; the sweep goes on)")
     ch.add_argument("-o", "--output", metavar="DIR", help="results directory (default: characterize-VC)")
     ch.add_argument("--profile", metavar="FILE", help="where to write the profile (default DIR/profile.parquet)")
+    trust_option(ch)
     ch.set_defaults(func=cmd_characterize)
     return p
 
@@ -542,23 +597,56 @@ def _input_error(e):
         tracefile is not None and isinstance(e, tracefile.TraceError))
 
 
+EX_SOFTWARE = 70       # sysexits.h: an internal error
+
+
+def _message(e):
+    if isinstance(e, OSError) and e.filename and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return str(e) or type(e).__name__
+
+
+def _internal_error(e):
+    """A genuine bug: say so, where, and how to report it; no traceback but with --debug."""
+    import traceback
+    where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
+    at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
+    print(f"iomodel: internal error: {type(e).__name__}: {str(e)[:300]}{at}\n"
+          "iomodel: this is a bug in iomodel, not a problem with your files: please report it with "
+          "the command you ran and the output of the same command with --debug", file=sys.stderr)
+    return EX_SOFTWARE
+
+
+def _stdout_gone():
+    """The reader of our output went away (`| head`): say nothing more, and let
+    the interpreter's last flush go nowhere rather than fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False) or bool(os.environ.get("IOMODEL_DEBUG"))
     try:
         return args.func(args)
-    except Exception as e:
-        if not _input_error(e):
-            raise
-        # bad input (a trace, model, cluster, profile, a missing program): one line
-        # naming the file and the problem; IOMODEL_DEBUG=1 shows the traceback
-        if os.environ.get("IOMODEL_DEBUG"):
-            raise
-        return fail(str(e) if not isinstance(e, OSError) or not e.filename
-                    else f"{e.filename}: {e.strerror}")
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _stdout_gone()
         return 0
+    except Exception as e:
+        if debug:
+            raise
+        if isinstance(e, MemoryError):
+            return fail("out of memory (is an input far larger than it should be, or damaged?)")
+        # bad input (a trace, model, cluster, profile, a missing program): one line
+        # naming the file and the problem
+        if _input_error(e):
+            return fail(_message(e))
+        return _internal_error(e)
 
 
 if __name__ == "__main__":

@@ -2,32 +2,57 @@
 import json
 from pathlib import Path
 
+from iomodel.outputs import write_atomic
+
 from .schema import FORMAT, VERSION, ModelError, format_ranks, json_schema, parse_ranks, validate
 
 __all__ = ["FORMAT", "VERSION", "ModelError", "load_model", "save_model", "validate", "rereads",
            "order_graph", "parse_ranks", "format_ranks", "json_schema", "identical", "find_runs"]
 
 
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ModelError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _no_constant(name):
+    raise ModelError(f"{name} is not a number JSON allows")
+
+
 def load_model(path):
     """Read and validate a model file; ModelError names the file and the field."""
     path = Path(path)
     try:
-        model = json.loads(path.read_text())
+        model = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_no_duplicates,
+                           parse_constant=_no_constant)
     except OSError as e:
-        raise ModelError(f"{path}: cannot read: {e.strerror}") from None
+        raise ModelError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ModelError(f"{path}: not JSON: not UTF-8 text") from None
     except json.JSONDecodeError as e:
         raise ModelError(f"{path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise ModelError(f"{path}: not a model: nested too deeply") from None
+    except (ModelError, ValueError) as e:    # a duplicate key; an integer of over 4300 digits
+        raise ModelError(f"{path}: not a model: {e}") from None
     try:
         return validate(model)
     except ModelError as e:
         raise ModelError(f"{path}: {e}") from None
+    except RecursionError:
+        raise ModelError(f"{path}: not a model: nested too deeply") from None
 
 
 def save_model(model, path, check=True):
-    """Write a model (validated first, unless the caller just built it validated)."""
+    """Write a model (validated first, unless the caller just built it validated),
+    whole or not at all (a full disk leaves no empty model.json behind)."""
     if check:
         validate(model)
-    Path(path).write_text(dumps(model))
+    write_atomic(path, dumps(model))
 
 
 def dumps(model):

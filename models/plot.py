@@ -1,6 +1,10 @@
 """`iomodel plot`: file offset over time per process, coloured by operation
 (the paper's Fig. 1).  Needs matplotlib (pip install 'iomodel[plot]')."""
+from pathlib import Path
+
 import numpy as np
+
+from iomodel.outputs import atomic_path
 
 
 def model_points(model):
@@ -63,6 +67,7 @@ def plot(model, out, ops=None, logical=False):
     ax.legend(title=f"{nranks} ranks")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=110, format=Path(out).suffix[1:] or "png")
     plt.close(fig)
     return out

@@ -87,8 +87,10 @@ def text(model):
     hosts = ", ".join(f"{h} ({n})" for h, n in app["hosts"].items())
     out = [f"application   {app['name']}: {app['np']} processes" + (f" on {hosts}" if hosts else ""),
            f"command       {' '.join(app['command'])}"]
-    if app.get("run_time_s") is not None:
-        out.append(f"run time      {app['run_time_s']:.6f} s, I/O {app['io_time_s']:.6f} s")
+    times = [f"{label}{app[k]:.6f} s" for label, k in (("", "run_time_s"), ("I/O ", "io_time_s"))
+             if app.get(k) is not None]
+    if times:
+        out.append(f"run time      {', '.join(times)}")
     out.append(f"metadata      {metadata_sentence(model)}")
     for f in model["files"]:
         out.append(f"file {f['id']:<8} {f['name']}: {f['access_type']}, {f['access_mode']}, "
@@ -102,6 +104,8 @@ def text(model):
     for k in ("unavailable", "inferred"):
         for line in model["source"].get(k, []):
             out.append(f"{k:<13} {line}")
+    for line in (model["source"].get("partial") or {}).get("notes", []):
+        out.append(f"partial       {line}")
     out.append("")
     rows = phase_rows(model)
     cols = ["IdPh", "file", "np", "operation", "rs", "rep", "weight(IdPh)", "access"]

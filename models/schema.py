@@ -4,13 +4,16 @@ The schema is a JSON Schema subset (type, enum, required, properties, items,
 minimum, maximum, const) kept as data; `validate` walks it and reports the first
 problem as one ModelError naming the field ("phases[3].rep: ...").
 """
+import difflib
 import re
+import reprlib
 
 FORMAT = "iomodel-model"
 VERSION = 1
 
 _INT = {"type": "integer", "minimum": 0}
 _POS = {"type": "integer", "minimum": 1}
+_NP = {"type": "integer", "minimum": 1, "maximum": 2 ** 24}   # processes
 _NUM = {"type": "number", "minimum": 0}
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
@@ -31,7 +34,7 @@ SCHEMA = {
             "properties": {
                 "name": _STR,
                 "command": {"type": "array", "items": _STR},
-                "np": _POS,
+                "np": _NP,
                 "hosts": {"type": "object", "values": _POS},
                 "run_time_s": _NULL_OR(_NUM),
                 "io_time_s": _NULL_OR(_NUM),
@@ -51,6 +54,13 @@ SCHEMA = {
                 "path": _NULL_OR(_STR),
                 "unavailable": {"type": "array", "items": _STR},
                 "inferred": {"type": "array", "items": _STR},
+                "module": _STR,             # a Darshan log's: the module the operations came from
+                "partial": {"type": "object", "required": ["missing_ranks", "empty_ranks",
+                                                           "stopped_ranks", "notes"],
+                            "properties": {"missing_ranks": _NULL_OR(_RANGES),
+                                           "empty_ranks": _NULL_OR(_RANGES),
+                                           "stopped_ranks": _NULL_OR(_RANGES),
+                                           "notes": {"type": "array", "items": _STR}}},
             },
         },
         "analysis": {
@@ -60,6 +70,7 @@ SCHEMA = {
                 "max_comm_gap": _NULL_OR(_INT),
                 "max_idle_s": _NULL_OR(_NUM),
                 "threshold_rule": _STR,
+                "iomodel_version": _STR,
             },
         },
         "files": {
@@ -70,7 +81,7 @@ SCHEMA = {
                              "iof_size", "inf_size", "size"],
                 "properties": {
                     "id": _INT, "name": _STR, "paths": {"type": "array", "items": _STR},
-                    "access_type": {"enum": ["shared", "unique"]}, "np": _POS,
+                    "access_type": {"enum": ["shared", "unique"]}, "np": _NP,
                     "access_mode": _MODE, "role": {"enum": ["input", "output", "inout"]},
                     "iof_size": _INT, "inf_size": _INT, "size": _INT, "extent": _NULL_OR(_INT),
                 },
@@ -85,7 +96,7 @@ SCHEMA = {
                 "properties": {
                     "id": _POS, "file": _INT, "operation": {"enum": ["write", "read"]},
                     "routine": _NULL_OR(_STR), "collective": _NULL_OR(_BOOL),
-                    "np": _POS, "ranks": _RANGES, "iop": _POS,
+                    "np": _NP, "ranks": _RANGES, "iop": _POS,
                     "request_sizes": {"type": "array", "items": _INT},
                     "rs": _INT, "rs_min": _INT, "rs_max": _INT,
                     "rs_groups": {"type": "array", "items": {
@@ -125,11 +136,15 @@ class ModelError(ValueError):
     """A model that does not follow the format; the message names the field."""
 
 
+INT64 = 2 ** 63 - 1      # what the model's numbers become in numpy and Arrow
+
+
 def _type_ok(value, t):
     if t == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, int) and not isinstance(value, bool) and -INT64 <= value <= INT64
     if t == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            abs(value) <= INT64 and value == value       # finite: not inf, not NaN
     return isinstance(value, {"string": str, "boolean": bool, "object": dict, "array": list,
                               "null": type(None)}[t])
 
@@ -152,6 +167,17 @@ def _describe(schema):
     return f"{article} {t}"
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 2, 4, 4, 60, 60
+
+
+def _show(value):
+    """A value as a message shows it: short, however large."""
+    if isinstance(value, int) and abs(value) >= 10 ** 20:
+        return f"an integer of {len(str(abs(value)))} digits"
+    return _REPR.repr(value)
+
+
 def _where(path):
     """('phases', 3, 'rep') -> 'phases[3].rep'."""
     out = ""
@@ -166,19 +192,25 @@ def _check(value, schema, path):
     if "anyOf" in schema:
         if any(_check(value, s, path) is None for s in schema["anyOf"]):
             return None
-        return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
+        return f"{_where(path)}: expected {_describe(schema)}, got {_show(value)}"
     if ("const" in schema and value != schema["const"]) or \
             ("enum" in schema and value not in schema["enum"]):
-        return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
+        return f"{_where(path)}: expected {_describe(schema)}, got {_show(value)}"
     t = schema.get("type")
     if t and not _type_ok(value, t) or ("minimum" in schema and value < schema["minimum"]) or \
             ("maximum" in schema and value > schema["maximum"]) or \
             (schema.get("pattern") == "ranks" and count_ranks(value) is None):
-        return f"{_where(path)}: expected {_describe(schema)}, got {value!r}"
+        return f"{_where(path)}: expected {_describe(schema)}, got {_show(value)}"
     if t == "object":
         for k in schema.get("required", ()):
             if k not in value:
                 return f"{_where(path + (k,))}: missing"
+        if "properties" in schema:
+            for k in value:
+                if k not in schema["properties"]:
+                    near = difflib.get_close_matches(str(k), list(schema["properties"]), n=1)
+                    hint = f" (did you mean {near[0]!r}?)" if near else ""
+                    return f"{_where(path + (str(k),))}: unknown field{hint}"
         for k, sub in schema.get("properties", {}).items():
             if k in value:
                 err = _check(value[k], sub, path + (k,))
@@ -236,7 +268,22 @@ def validate(model):
     for key in ("runs", "order"):
         for j, pair in enumerate(model[key]):
             if len(pair) != 2 or not all(1 <= x <= len(ids) for x in pair):
-                raise ModelError(f"{key}[{j}]: expected [id, id] of existing phases, got {pair!r}")
+                raise ModelError(f"{key}[{j}]: expected [id, id] of existing phases, got {_show(pair)}")
+    # runs: the phases cut into runs of consecutive ids, each [first, last], in order
+    covered = 1
+    for j, (a, b) in enumerate(model["runs"]):
+        if a != covered or b < a:
+            raise ModelError(f"runs[{j}]: expected [{covered}, last id of the run], got {[a, b]}: the "
+                             f"runs cover the phases 1 to {len(ids)} in order, each once")
+        covered = b + 1
+    if covered != len(ids) + 1:
+        raise ModelError(f"runs: they cover phases 1 to {covered - 1} of {len(ids)}")
+    # order: a rank that takes part in two phases met them in some order
+    edges = [tuple(e) for e in model["order"]]
+    if len(set(edges)) != len(edges) or any(a == b for a, b in edges):
+        raise ModelError("order: an edge is listed twice, or goes from a phase to itself")
+    if not edges and sum(p["np"] for p in model["phases"]) > _covered(p["ranks"] for p in model["phases"]):
+        raise ModelError("order: empty, but some process takes part in two phases")
     return model
 
 
@@ -260,6 +307,18 @@ def count_ranks(text):
         count += hi - lo + 1
         last = hi
     return count, last
+
+
+def _covered(rank_lists):
+    """How many distinct ranks the rank lists name together, counted by intervals."""
+    spans = sorted((int(m.group(1)), int(m.group(2) or m.group(1)))
+                   for text in rank_lists for m in map(_RANGES.fullmatch, text.split(",")))
+    count, end = 0, -1
+    for lo, hi in spans:
+        if hi > end:
+            count += hi - max(lo, end + 1) + 1
+            end = hi
+    return count
 
 
 def parse_ranks(text):

@@ -18,7 +18,9 @@ from .host import STOLEN_SHARE, lost_to_steal, until_calm
 from .ior import Invocation, idle_openers_job, sanitize
 from .placement import server_of, spread_name
 from .profile import Profile, ops_per_process
-from .runner import State, execute, key_of, make_workdir
+from .runner import State, execute, key_of
+from .trust import check_launcher_options
+from .workdir import Workdir
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 DEFAULT_SIZES = [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB,
@@ -267,106 +269,109 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     sizes = sizes or DEFAULT_SIZES
     nps = nps or sorted({1, getattr(cluster, "cores_total", 1) or 1})
     job_np = max(nps) if job_np is None else job_np
+    check_launcher_options(cluster)
+    checked = Workdir(cluster)          # checked before anything is written
     state = State(outdir)
-    make_workdir(cluster)
-    points = sweep_points(sizes, nps, **sweep)
-    placed = {}                        # test file -> {server: files} where they were spread
-    spread = _spreader(cluster, placed)
-    runs = []
-    # a file-per-process point whose files are spread by name writes at most a stripe
-    # per file: beyond it Gluster's shards go where their own new identities hash,
-    # anew in every run, while the first stripe stays where the spread name put it
-    kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread,
-              job_np=job_np)
-    workdir, dpc = getattr(cluster, "workdir", "."), getattr(cluster, "defeat_page_cache", False)
-    stripe = None
-    if one_stripe:
-        stripe, why = stripe_of(cluster)
-        if stripe is None:
-            print(f"--one-stripe: {why}; no one-stripe points", file=progress)
-    for pt in (points + view_points(points, pieces) + offset_points(points, buffer_offsets)
-               + think_points(points, thinks) + (random_points(points) if random else [])):
-        inv = invocation(pt, workdir, target_bytes, dpc, **kw)
-        if (pt.get("think_s") or pt.get("random")) and ops_of(inv) < 2:
-            continue                   # one operation: nothing between operations, no order
-        runs.append((pt, inv))
-        varied = pt.get("piece") or pt.get("think_s") or pt.get("random")
-        if one_op and inv.segments > 1 and not varied:
-            runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
-        capped = stripe and not pt.get("think_s") and not pt.get("random") and \
-            one_stripe_segments(pt, target_bytes, stripe)
-        if capped:
-            runs.append(({**pt, "file_cap": stripe},
-                         invocation(pt, workdir, target_bytes, dpc, segments=capped, **kw)))
-    # --repeat N: N passes over the whole sweep, each point once per pass, rather than
-    # N repetitions back to back: a slow stretch of the cluster (on Gluster, one
-    # sweep's 256 KiB writes at 17 MiB/s, its 64 KiB and 1 MiB ones at 26 MiB/s)
-    # then slows one of a point's repetitions, which the median drops, not all.
-    passes = max(1, repeat)
-    entries = {}                       # run index -> the passes' ok entries
-    in_pass = {}                       # run index -> {pass: its ok entry}
-    failures = []
-    for p in range(passes):
-        for i, (pt, inv) in enumerate(runs, 1):
-            key = key_of(inv) if passes == 1 else f"{key_of(inv)}@pass{p + 1}of{passes}"
-            head = (f"[{i}/{len(runs)}{f' pass {p + 1}/{passes}' if passes > 1 else ''}] "
-                    f"{pt['operation']} {pt['access_type']} "
-                    f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
-                    f"rs {pt['rs']} B x {ops_of(inv)}"
-                    + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
-                    + (f" buffer +{pt['buffer_offset']} B" if pt.get("buffer_offset") else "")
-                    + (f" on one stripe of {pt['file_cap']} B" if pt.get("file_cap") else "")
-                    + (f" computing {pt['think_s'] * 1e3:g} ms between" if pt.get("think_s") else "")
-                    + (" in a random order" if pt.get("random") else "")
-                    + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
-            entry = state.done(key)
-            if entry is None:
-                print(f"{head} ...", end="", file=progress, flush=True)
+    with checked as cluster:            # made, and removed after if iomodel made it and left it empty
+        workdir = cluster.workdir
+        points = sweep_points(sizes, nps, **sweep)
+        placed = {}                        # test file -> {server: files} where they were spread
+        spread = _spreader(cluster, placed)
+        runs = []
+        # a file-per-process point whose files are spread by name writes at most a stripe
+        # per file: beyond it Gluster's shards go where their own new identities hash,
+        # anew in every run, while the first stripe stays where the spread name put it
+        kw = dict(file_cap=getattr(cluster, "stripe_size", None) if spread else None, place=spread,
+                  job_np=job_np)
+        dpc = getattr(cluster, "defeat_page_cache", False)
+        stripe = None
+        if one_stripe:
+            stripe, why = stripe_of(cluster)
+            if stripe is None:
+                print(f"--one-stripe: {why}; no one-stripe points", file=progress)
+        for pt in (points + view_points(points, pieces) + offset_points(points, buffer_offsets)
+                   + think_points(points, thinks) + (random_points(points) if random else [])):
+            inv = invocation(pt, workdir, target_bytes, dpc, **kw)
+            if (pt.get("think_s") or pt.get("random")) and ops_of(inv) < 2:
+                continue                   # one operation: nothing between operations, no order
+            runs.append((pt, inv))
+            varied = pt.get("piece") or pt.get("think_s") or pt.get("random")
+            if one_op and inv.segments > 1 and not varied:
+                runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
+            capped = stripe and not pt.get("think_s") and not pt.get("random") and \
+                one_stripe_segments(pt, target_bytes, stripe)
+            if capped:
+                runs.append(({**pt, "file_cap": stripe},
+                             invocation(pt, workdir, target_bytes, dpc, segments=capped, **kw)))
+        # --repeat N: N passes over the whole sweep, each point once per pass, rather than
+        # N repetitions back to back: a slow stretch of the cluster (on Gluster, one
+        # sweep's 256 KiB writes at 17 MiB/s, its 64 KiB and 1 MiB ones at 26 MiB/s)
+        # then slows one of a point's repetitions, which the median drops, not all.
+        passes = max(1, repeat)
+        entries = {}                       # run index -> the passes' ok entries
+        in_pass = {}                       # run index -> {pass: its ok entry}
+        failures = []
+        for p in range(passes):
+            for i, (pt, inv) in enumerate(runs, 1):
+                key = key_of(inv) if passes == 1 else f"{key_of(inv)}@pass{p + 1}of{passes}"
+                head = (f"[{i}/{len(runs)}{f' pass {p + 1}/{passes}' if passes > 1 else ''}] "
+                        f"{pt['operation']} {pt['access_type']} "
+                        f"{'collective' if pt['collective'] else 'independent'} np {pt['np']} "
+                        f"rs {pt['rs']} B x {ops_of(inv)}"
+                        + (f" in pieces of {pt['piece']} B" if pt.get("piece") else "")
+                        + (f" buffer +{pt['buffer_offset']} B" if pt.get("buffer_offset") else "")
+                        + (f" on one stripe of {pt['file_cap']} B" if pt.get("file_cap") else "")
+                        + (f" computing {pt['think_s'] * 1e3:g} ms between" if pt.get("think_s") else "")
+                        + (" in a random order" if pt.get("random") else "")
+                        + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
+                entry = state.done(key)
+                if entry is None:
+                    print(f"{head} ...", end="", file=progress, flush=True)
 
-                def attempt():
-                    e = execute(inv, cluster, backend, prog, state.dir, reps_per_pass(ops_of(inv), passes),
-                                timeout)
-                    return e, e.get("seconds"), e.get("steal_s")
-                entry, _, aside = until_calm(
-                    attempt, steal_retries, pause=STEAL_PAUSE_S,
-                    on_stolen=lambda j, wall, st: print(f" lost {st:.2f} s of {wall:.2f} s to steal, again ...",
-                                                        end="", file=progress, flush=True))
-                if aside:
-                    entry["set_aside"] = aside
-                entry["point"] = {**pt, "ops_per_process": ops_of(inv), "job_np": inv.job_np}
-                if inv.test_file in placed:
-                    entry["point"]["placement"] = placed[inv.test_file]
-                state.record(key, entry)
-                print((f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
-                       f" FAILED: {entry['error']}")
-                      + (f" (steal {entry['steal_s']:.2f} s)" if entry.get("steal_s") else ""), file=progress)
-            else:
-                print(f"{head}: done before", file=progress)
-            if entry["ok"]:
-                entries.setdefault(i, []).append(entry)
-                in_pass.setdefault(i, {})[p] = entry
-            else:
-                failures.append(entry)
-    measured = []
-    done = [e for es in entries.values() for e in es]
-    if any(e.get("steal_s") for e in done):
-        left = sum(len(unstolen(es)) < len(es) for es in entries.values())
-        print(f"steal: the hypervisor took {sum(e.get('steal_s') or 0 for e in done):.2f} s of CPU time "
-              f"from this machine during {sum(bool(e.get('steal_s')) for e in done)} of {len(done)} runs, "
-              f"{sum(map(lost_to_steal, done))} of them {STOLEN_SHARE:.0%} of their time or more; {left} "
-              "point(s) take the median of their other passes", file=progress)
-    for i, (pt, inv) in enumerate(runs, 1):
-        if i in entries:
-            entry = median_entry(entries[i])
-            counted = unstolen(entries[i])
-            measured.append({**pt, "ops_per_process": ops_of(inv), "bw_Bps": entry["bandwidth_Bps"],
-                             "time_s": entry.get("time_s"), "source": backend.name,
-                             # every pass that counted, for predictions pass by pass
-                             "pass_bandwidths_Bps": [
-                                 e["bandwidth_Bps"] if (e := in_pass[i].get(k)) is not None and
-                                 any(e is c for c in counted) else None
-                                 for k in range(passes)] if passes > 1 else None})
-    return Profile.from_points(measured), failures
+                    def attempt():
+                        e = execute(inv, cluster, backend, prog, state.dir, reps_per_pass(ops_of(inv), passes),
+                                    timeout)
+                        return e, e.get("seconds"), e.get("steal_s")
+                    entry, _, aside = until_calm(
+                        attempt, steal_retries, pause=STEAL_PAUSE_S,
+                        on_stolen=lambda j, wall, st: print(f" lost {st:.2f} s of {wall:.2f} s to steal, again ...",
+                                                            end="", file=progress, flush=True))
+                    if aside:
+                        entry["set_aside"] = aside
+                    entry["point"] = {**pt, "ops_per_process": ops_of(inv), "job_np": inv.job_np}
+                    if inv.test_file in placed:
+                        entry["point"]["placement"] = placed[inv.test_file]
+                    state.record(key, entry)
+                    print((f" {entry['bandwidth_Bps'] / MiB:.1f} MiB/s" if entry["ok"] else
+                           f" FAILED: {entry['error']}")
+                          + (f" (steal {entry['steal_s']:.2f} s)" if entry.get("steal_s") else ""), file=progress)
+                else:
+                    print(f"{head}: done before", file=progress)
+                if entry["ok"]:
+                    entries.setdefault(i, []).append(entry)
+                    in_pass.setdefault(i, {})[p] = entry
+                else:
+                    failures.append(entry)
+        measured = []
+        done = [e for es in entries.values() for e in es]
+        if any(e.get("steal_s") for e in done):
+            left = sum(len(unstolen(es)) < len(es) for es in entries.values())
+            print(f"steal: the hypervisor took {sum(e.get('steal_s') or 0 for e in done):.2f} s of CPU time "
+                  f"from this machine during {sum(bool(e.get('steal_s')) for e in done)} of {len(done)} runs, "
+                  f"{sum(map(lost_to_steal, done))} of them {STOLEN_SHARE:.0%} of their time or more; {left} "
+                  "point(s) take the median of their other passes", file=progress)
+        for i, (pt, inv) in enumerate(runs, 1):
+            if i in entries:
+                entry = median_entry(entries[i])
+                counted = unstolen(entries[i])
+                measured.append({**pt, "ops_per_process": ops_of(inv), "bw_Bps": entry["bandwidth_Bps"],
+                                 "time_s": entry.get("time_s"), "source": backend.name,
+                                 # every pass that counted, for predictions pass by pass
+                                 "pass_bandwidths_Bps": [
+                                     e["bandwidth_Bps"] if (e := in_pass[i].get(k)) is not None and
+                                     any(e is c for c in counted) else None
+                                     for k in range(passes)] if passes > 1 else None})
+        return Profile.from_points(measured), failures
 
 
 def profile_from_replay(model, by_phase, backend_name):

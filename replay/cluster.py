@@ -16,6 +16,7 @@ import difflib
 import math
 import os
 import re
+import reprlib
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ ACCESS_TYPES = ("shared", "unique")
 MiB = 1 << 20
 GiB = 1 << 30
 GB = 10 ** 9
+MAX_COUNT = 2 ** 31 - 1     # processes, cores, instances, servers: an MPI int
+MAX_SIZE = 2 ** 62          # bytes: what a 64-bit offset and the profile's int64 columns hold
 
 # Binary units throughout (the paper's MB is MiB): K, KB, KiB are all 2^10.
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -91,6 +94,7 @@ class Cluster:
     bandwidth_points: list           # dicts: operation, np, rs, bw_Bps, access_type, collective
     network_bps: object = None       # bits/s when `network` is a measured figure, else None
     fresh_files: bool = True         # repetitions write into new files (builtin --iomodel.fresh)
+    trusted: bool = False            # the user trusts its launcher options (replay/trust.py)
     prices: list = field(default_factory=list, repr=False)             # [(region, $/h, date)]
     persistent_prices: list = field(default_factory=list, repr=False)  # [(region, $/GB-month)]
 
@@ -99,6 +103,12 @@ class Cluster:
         """The launcher runs more processes than cores (mpirun --oversubscribe, srun -O)."""
         opts = list(self.launcher_options or [])
         return "--oversubscribe" in opts or "-O" in opts or "--overcommit" in opts
+
+    @property
+    def where(self):
+        """How messages name it: its file, or a shipped cluster's name."""
+        shipped = self.path is not None and Path(self.path).resolve().parent == CLUSTERS_DIR
+        return self.name if shipped or self.path is None else str(self.path)
 
     @property
     def cores_total(self):
@@ -152,6 +162,33 @@ def _construct_mapping(loader, node, deep=False):
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# A cluster description has a few hundred values; aliases may repeat some, not
+# multiply them by the billion (the "billion laughs" of 1.9 KB)
+MAX_YAML_VALUES = 100_000
+
+
+def _expanded_size(node):
+    """How many values the document holds once its aliases are expanded,
+    counted on the composed nodes (an alias is the same node object), each node's
+    size computed once, stopping as soon as it passes the limit."""
+    size = {}
+    stack = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if id(n) in size:
+            continue
+        if isinstance(n, yaml.ScalarNode):
+            size[id(n)] = 1
+            continue
+        kids = [x for pair in n.value for x in pair] if isinstance(n, yaml.MappingNode) else n.value
+        if not done:
+            stack.append((n, True))
+            stack.extend((k, False) for k in kids if id(k) not in size)
+            continue
+        size[id(n)] = min(1 + sum(size.get(id(k), 1) for k in kids), MAX_YAML_VALUES + 1)
+    return size[id(node)]
+
+
 def _read_yaml(path):
     try:
         text = Path(path).read_text()
@@ -160,7 +197,20 @@ def _read_yaml(path):
     except UnicodeDecodeError:
         raise ClusterError(f"{path}: not YAML: not a text file") from None
     try:
-        return yaml.load(text, Loader=_Loader)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            n = _expanded_size(node)
+            if n > MAX_YAML_VALUES:
+                raise ClusterError(f"{path}: not a cluster description: its aliases expand it to more "
+                                   f"than {MAX_YAML_VALUES} values (a YAML alias bomb?)")
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except RecursionError:
+        raise ClusterError(f"{path}: not a cluster description: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         what = getattr(e, "problem", None) or str(e).splitlines()[0]
@@ -170,12 +220,19 @@ def _read_yaml(path):
 
 # ---------------------------------------------------------------- field checks
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 4, 4, 60, 60
+
+
 def _show(v):
+    """A value as an error message shows it: short, however large it is."""
     if isinstance(v, str):
-        return repr(v)
+        return _REPR.repr(v)
     if isinstance(v, (dict, list)):
-        s = repr(v)
+        s = _REPR.repr(v)
         return s if len(s) <= 60 else s[:57] + "..."
+    if _is_int(v) and abs(v) >= 10 ** 20:
+        return f"an integer of {len(str(abs(v)))} digits"
     return "null" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
 
 
@@ -237,12 +294,14 @@ class _Obj:
             v = match[0]
         return v
 
-    def int(self, key, lo, required=True, default=None):
+    def int(self, key, lo, required=True, default=None, hi=MAX_COUNT):
         if key not in self.d and not required:
             return default
         v = self.raw(key, required, default)
         if not _is_int(v) or v < lo:
             raise _FieldError(self.at(key), f"expected an integer >= {lo}, got {_show(v)}")
+        if v > hi:
+            raise _FieldError(self.at(key), f"expected an integer from {lo} to {hi}, got {_show(v)}")
         return v
 
     def num(self, key, lo=0.0, strict=False, required=True, default=None, nullable=False):
@@ -296,6 +355,8 @@ def _size(obj, key, lo=1, nullable=False, required=True):
         raise _FieldError(obj.at(key), str(e)) from None
     if n < lo:
         raise _FieldError(obj.at(key), f"expected a size >= {lo} bytes, got {_show(v)}")
+    if n > MAX_SIZE:
+        raise _FieldError(obj.at(key), f"expected a size from {lo} to {MAX_SIZE} bytes, got {_show(v)}")
     return n
 
 
@@ -480,7 +541,7 @@ def _parse(doc, path, region):
     lopts = [str(x) for x in lopts]
     hf = run.str("hostfile", required=False, nullable=True)
     hostfile = _resolve(base, hf) if hf else None
-    workdir = run.str("workdir", required=False, default=".")
+    workdir = run.str("workdir", required=False, default="iomodel-work")
     ior = run.str("ior", required=False, nullable=True)
     if ior and (os.sep in ior or ior.startswith("~")):
         ior = str(_resolve(base, ior))

@@ -5,6 +5,8 @@ paper's Figures 2 and 3 (cost and performance/cost per VC, log scale).
 """
 from pathlib import Path
 
+from iomodel.outputs import atomic_path
+
 from .predict import PredictError, feasibility, money, needed_processes, predict
 from .profile import MiB, Profile, ProfileError
 
@@ -228,7 +230,8 @@ def plot_comparison(result, outdir, prefix=""):
                         ha="right", va="top", fontsize=7)
         fig.tight_layout()
         path = outdir / f"{prefix}{fname}"
-        fig.savefig(path, dpi=110)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format="png")
         plt.close(fig)
         out.append(path)
     return out

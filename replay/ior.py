@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 from iomodel.models import rereads, validate
+from iomodel.outputs import comment_text, safe_name
 
 FORMAT = "iomodel-ior"
 VERSION = 1
@@ -89,8 +90,8 @@ def _cluster_settings(cluster):
 
 
 def sanitize(name):
-    """A model name as a file name part: runs of other characters become '_'."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-") or "model"
+    """A model name as a file name part (iomodel.outputs.safe_name)."""
+    return safe_name(name, fallback="model")
 
 
 def _nearest_multiple(x, m):
@@ -230,7 +231,8 @@ def app_names(model, phase):
     f = model["files"][phase["file"]]
     paths = f.get("paths") or []
     bases = [os.path.basename(x) for x in paths]
-    if not bases or any(not b or "{" in b or "}" in b for b in bases):
+    # a name that is no file of the work directory (".", "..") or no argument (NUL)
+    if not bases or any(not b or b in (".", "..") or set(b) & set("{}\0") for b in bases):
         return None
     if f["access_type"] == "shared":
         return bases[0] if len(set(bases)) == 1 else None
@@ -455,15 +457,15 @@ def to_sh(model, invocations, launcher=("mpirun",), ior="ior"):
     the write that creates its file (not measured) and followed by its removal."""
     app = model["application"]
     lines = ["#!/bin/sh",
-             f"# IOR 4.x runs for the I/O model of {app['name']} (np {app['np']}): one per run",
+             f"# IOR 4.x runs for the I/O model of {comment_text(app['name'])} (np {app['np']}): one per run",
              "# of identical phases and file (Table II of the PAS2P-IO method; docs/commands/ior.md).",
              "set -e"]
     for inv in invocations:
         lines.append("")
-        lines.append(f"# {inv.label}: {inv.operation}, {inv.access_mode}, np {inv.np}, "
-                     f"{inv.weight} B in the application")
+        lines.append(comment_text(f"# {inv.label}: {inv.operation}, {inv.access_mode}, np {inv.np}, "
+                                  f"{inv.weight} B in the application"))
         for note in inv.approximations:
-            lines.append(f"#   approximation: {note}")
+            lines.append(f"#   approximation: {comment_text(note)}")
         if inv.setup is not None:
             lines.append("# setup (not measured): write the file the read reads")
             lines.append(shlex.join(_launch(launcher, inv.setup.np) + command(inv.setup, ior)))
@@ -491,7 +493,7 @@ def _script_test(inv, comment):
         "fsync": int("-e" in inv.flags),
         "randomOffset": int("-z" in inv.flags),
     }
-    return [f"# {comment}"] + [f"{k}={v}" for k, v in d.items()] + ["RUN"]
+    return [f"# {comment_text(comment)}"] + [f"{k}={v}" for k, v in d.items()] + ["RUN"]
 
 
 def to_ior_script(invocations, np=None, summary_file=None):

@@ -392,7 +392,8 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
             return _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
                                     (f.get("extent") or f.get("size")) if at == "shared" else None)
         except ProfileError as e:
-            raise PredictError(f"{_name(cluster)}: phase {p['id']} ({p['operation']}): {e}") from None
+            raise PredictError(f"{getattr(cluster, 'where', None) or _name(cluster)}: phase {p['id']} "
+                               f"({p['operation']}): {e}") from None
 
     # a profile measured in passes: each phase predicted from each pass alone as well
     passes = [profile.in_pass(k) for k in range(profile.passes)] \

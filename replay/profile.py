@@ -332,7 +332,11 @@ class Profile:
         parts = []
         path = getattr(cluster, "profile_path", None)
         if path is not None:
-            parts.append(cls.read(path).table)
+            try:
+                parts.append(cls.read(path).table)
+            except ProfileError as e:    # the file that named it, then the profile's own problem
+                raise ProfileError(f"{getattr(cluster, 'path', None) or getattr(cluster, 'name', 'cluster')}: "
+                                   f"profile: {e}") from None
         points = getattr(cluster, "bandwidth_points", None) or []
         if points:
             try:
@@ -342,9 +346,11 @@ class Profile:
         return cls(pa.concat_tables(parts) if parts else None)
 
     def save(self, path):
-        """Write the profile as Parquet."""
+        """Write the profile as Parquet, whole or not at all."""
         import pyarrow.parquet as pq
-        pq.write_table(self.table, str(path))
+        from iomodel.outputs import atomic_path
+        with atomic_path(path) as tmp:
+            pq.write_table(self.table, str(tmp))
         return Path(path)
 
     def __len__(self):

@@ -15,13 +15,19 @@ import sys
 import time
 from pathlib import Path
 
+from iomodel.outputs import write_atomic
+
 from .host import steal_s, stolen_since
+from .trust import check_launcher_options
+from .workdir import Workdir
 
 STATE = "results.json"
 
 
 def launcher_argv(cluster, np_):
-    """The launch command for np processes, as the cluster description says."""
+    """The launch command for np processes, as the cluster description says
+    (its options checked: replay/trust.py)."""
+    check_launcher_options(cluster)
     opts = list(getattr(cluster, "launcher_options", []) or [])
     launcher = getattr(cluster, "launcher", "mpirun")
     if launcher == "srun":
@@ -52,15 +58,6 @@ def run_one(argv, timeout=None):
         return 124, out + f"\n(timed out after {timeout} s)", time.monotonic() - t0, out
     except FileNotFoundError as e:
         return 127, f"{argv[0]}: {e.strerror}", time.monotonic() - t0, ""
-
-
-def make_workdir(cluster):
-    """Create the cluster's work directory when this machine sees it (on a
-    remote cluster it may not: the runs will say so)."""
-    try:
-        Path(getattr(cluster, "workdir", ".")).mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass
 
 
 def _remove_test_files(inv):
@@ -102,7 +99,11 @@ class State:
         if self.path.exists():
             try:
                 self.data = json.loads(self.path.read_text())
-            except json.JSONDecodeError:
+                if not isinstance(self.data, dict) or not isinstance(self.data.get("runs"), dict) or \
+                        not all(isinstance(v, dict) for v in self.data["runs"].values()):
+                    raise ValueError("not a results file")
+            except (ValueError, UnicodeDecodeError):      # JSONDecodeError is a ValueError
+                self.data = {"runs": {}}
                 bad = self.path.with_suffix(".json.damaged")
                 self.path.rename(bad)
                 print(f"iomodel: {self.path} was damaged (kept as {bad}); starting afresh",
@@ -114,9 +115,7 @@ class State:
 
     def record(self, key, entry):
         self.data["runs"][key] = entry
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(self.text())
-        tmp.replace(self.path)           # whatever happens next, this result is kept
+        write_atomic(self.path, self.text())     # whatever happens next, this result is kept
 
     def text(self):
         """The file: one run a line. The whole file is written again after every
@@ -304,36 +303,38 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
     prog, why = backend.find(cluster)
     if prog is None:
         raise RuntimeError(why)
+    check_launcher_options(cluster)
+    workdir = Workdir(cluster)          # checked before anything is written
     state = State(outdir)
-    make_workdir(cluster)
-    invs = ior_invocations(model, cluster)
-    failures = []
-    for i, inv in enumerate(invs, 1):
-        extra = modelled_options(model, inv) if as_modelled else []
-        key = key_of(inv) + ("-" + "-".join(extra) if extra else "")
-        ids = f"{inv.phase_ids[0]}" + (f" to {inv.phase_ids[-1]}" if len(inv.phase_ids) > 1 else "")
-        head = f"[{i}/{len(invs)}] phases {ids}: {inv.operation}, np {inv.np}"
-        prev = state.done(key)
-        if prev:
-            print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
-            continue
-        print(f"{head} ...", file=progress, end="", flush=True)
-        entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra, launches)
-        entry["approximations"] = list(getattr(inv, "approximations", []))
-        entry["as_modelled"] = extra
-        state.record(key, entry)
-        if entry["ok"]:
-            print(f" {entry['bandwidth_Bps'] / 2**20:.1f} MiB/s in {entry['time_s']:.3f} s", file=progress)
-        else:
-            failures.append(entry)
-            print(f" FAILED: {entry['error']}", file=progress)
-            print("\n".join("    " + l for l in entry.get("output", "").strip().splitlines()[-15:]),
-                  file=progress)
-    by_phase = {}
-    for inv in invs:
-        extra = modelled_options(model, inv) if as_modelled else []
-        entry = state.done(key_of(inv) + ("-" + "-".join(extra) if extra else ""))
-        if entry:
-            for pid in entry["phase_ids"]:
-                by_phase[pid] = entry
-    return by_phase, failures
+    with workdir as cluster:            # made, and removed after if iomodel made it and left it empty
+        invs = ior_invocations(model, cluster)
+        failures = []
+        for i, inv in enumerate(invs, 1):
+            extra = modelled_options(model, inv) if as_modelled else []
+            key = key_of(inv) + ("-" + "-".join(extra) if extra else "")
+            ids = f"{inv.phase_ids[0]}" + (f" to {inv.phase_ids[-1]}" if len(inv.phase_ids) > 1 else "")
+            head = f"[{i}/{len(invs)}] phases {ids}: {inv.operation}, np {inv.np}"
+            prev = state.done(key)
+            if prev:
+                print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
+                continue
+            print(f"{head} ...", file=progress, end="", flush=True)
+            entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra, launches)
+            entry["approximations"] = list(getattr(inv, "approximations", []))
+            entry["as_modelled"] = extra
+            state.record(key, entry)
+            if entry["ok"]:
+                print(f" {entry['bandwidth_Bps'] / 2**20:.1f} MiB/s in {entry['time_s']:.3f} s", file=progress)
+            else:
+                failures.append(entry)
+                print(f" FAILED: {entry['error']}", file=progress)
+                print("\n".join("    " + l for l in entry.get("output", "").strip().splitlines()[-15:]),
+                      file=progress)
+        by_phase = {}
+        for inv in invs:
+            extra = modelled_options(model, inv) if as_modelled else []
+            entry = state.done(key_of(inv) + ("-" + "-".join(extra) if extra else ""))
+            if entry:
+                for pid in entry["phase_ids"]:
+                    by_phase[pid] = entry
+        return by_phase, failures

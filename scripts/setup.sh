@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what iomodel needs and build it; safe to run again (it only does what is missing).
 #   system: Open MPI, gfortran, CMake, a C compiler, Python venv (apt-get, when root)
-#   Python: .venv in the checkout with numpy, pyarrow, networkx, pyyaml, pytest, mpi4py,
+#   Python: .venv in the checkout with numpy, pyarrow, networkx, pyyaml, pytest, hypothesis, mpi4py,
 #           darshan and matplotlib (optional for users: the `darshan` and `plot` extras; the tests use both)
 #   build:  the tracer library (CMake, into build/, installed into tracer/lib/), iomodel itself
 set -euo pipefail
@@ -36,10 +36,10 @@ if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c 'import sys' 2>/dev/null
   python3 -m venv .venv
 fi
 py=.venv/bin/python
-if ! $py -c 'import numpy, pyarrow, networkx, yaml, pytest, mpi4py, setuptools, darshan, matplotlib' 2>/dev/null; then
+if ! $py -c 'import numpy, pyarrow, networkx, yaml, pytest, hypothesis, mpi4py, setuptools, darshan, matplotlib' 2>/dev/null; then
   echo "setup: installing Python packages into .venv"
   $py -m pip install -q --upgrade pip setuptools wheel
-  $py -m pip install -q numpy pyarrow networkx pyyaml pytest mpi4py darshan matplotlib
+  $py -m pip install -q numpy pyarrow networkx pyyaml pytest hypothesis mpi4py darshan matplotlib
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

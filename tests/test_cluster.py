@@ -277,7 +277,7 @@ def test_defaults_of_optional_fields(tmp_path):
     assert c.persistent_usd_per_gb_month == 0.0 and c.network == "Unknown"
     assert (c.local_fs, c.stripe_size, c.io_library, c.price_date) == (None, None, [], "")
     assert (c.launcher, c.launcher_options, c.hostfile, c.workdir, c.ior) == \
-        ("mpirun", [], None, ".", None)
+        ("mpirun", [], None, "iomodel-work", None)
     assert c.defeat_page_cache is False and c.profile_path is None and c.bandwidth_points == []
     assert c.fresh_files is True
 

@@ -333,6 +333,7 @@ def characterize_spreads_files_over_both_bricks(env, state, tmp_path):
     vc.write_text((TESTBED / "testbed-gluster2.yaml").read_text().replace(
         "/tmp/iomodel-testbed/gluster/work", str(tmp_path / "gluster" / "work")))
     out = tmp_path / "char"
+    (tmp_path / "gluster" / "work").mkdir()   # the user's: kept after the sweep, to look in below
     p = subprocess.run([*IOMODEL, "characterize", "--vc", str(vc), "--backend", "builtin",
                         "--sizes", "64k", "--np", "2", "--ops", "write", "--access", "unique",
                         "--bytes", "16m", "--no-one-op", "-o", str(out)],

@@ -26,7 +26,7 @@ NP = 4
 HEADER_SIZE = 256
 CHUNK = struct.Struct("<IHHQQQQQQ")  # magic, type, header_size, payload_len, count, first_seq, ticks, ns, checksum
 CHUNK_MAGIC = 0x4B4E4843
-CHUNK_EVENTS, CHUNK_META, CHUNK_END = 1, 2, 3
+CHUNK_EVENTS, CHUNK_META, CHUNK_END, CHUNK_STOP = 1, 2, 3, 4
 MPI_THREAD_MULTIPLE = 3  # Open MPI's mpi.h: SINGLE 0, FUNNELED 1, SERIALIZED 2, MULTIPLE 3
 
 
@@ -277,10 +277,13 @@ def check_damaged_rank(trace_dir, bad_rank, offset, kept, problem):
 
 def layout(path):
     """basic_c with the default 1 MiB buffer flushes nothing before
-    MPI_Finalize (runtime.c finish): metadata (routine table, the open),
-    then the 10 events, then the end record."""
+    MPI_Finalize (runtime.c finish): after the stop chunk the file reserves at
+    its start (40 bytes, empty: count 0), metadata (routine table, the open),
+    then the 10 events, then the end record; returned without the stop chunk."""
     ch = chunks(path)
-    assert [c["type"] for c in ch] == [CHUNK_META, CHUNK_EVENTS, CHUNK_END]
+    assert [c["type"] for c in ch] == [CHUNK_STOP, CHUNK_META, CHUNK_EVENTS, CHUNK_END]
+    assert (ch[0]["count"], ch[0]["payload_len"]) == (0, 40)
+    ch = ch[1:]
     assert ch[1]["first"] == 0 and ch[2]["first"] == 10  # events before each chunk
     return ch
 

@@ -1,6 +1,7 @@
 """`iomodel trace`: run an MPI launch command with the tracer preloaded in its ranks."""
 import os
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -17,6 +18,18 @@ def traced_command(cmd):
     return list(cmd)
 
 
+def header_nranks(path):
+    """The number of ranks a rank file's header gives (0 if it cannot tell), read
+    without the analyzer: `iomodel trace` does not load numpy."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+        magic, _, _, rank, nranks = struct.unpack("<8sIIii", head)
+        return nranks if magic == b"IOMTRACE" and 0 <= rank < nranks else 0
+    except (OSError, struct.error):
+        return 0
+
+
 def run_traced(outdir, cmd, extra_env=None):
     """Run `cmd` with the tracer; returns (exit code, trace directory)."""
     lib = library_path()
@@ -31,4 +44,5 @@ def run_traced(outdir, cmd, extra_env=None):
     if shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
         raise FileNotFoundError(f"command not found: {cmd[0]}")
     rc = subprocess.call(traced_command(cmd), env=env)
-    return rc, out
+    # a command killed by signal N: 128 + N, as a shell reports it (Python gives -N)
+    return (128 - rc if rc < 0 else rc), out

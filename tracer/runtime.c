@@ -34,8 +34,9 @@ extern __typeof__(PMPI_Allreduce) *iom_real_MPI_Allreduce IOM_HIDDEN;
 extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
 
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
-enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3 };
+enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3, CHUNK_STOP = 4 };
 enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6 };
+enum { PATH_DELETE = 1, PATH_FAILED_OPEN = 2 };   /* a path record's event, by what it did */
 enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2, END_SIGNAL = 3 }; /* END_SIGNAL | signo << 8 */
 
 struct file_header {
@@ -69,6 +70,21 @@ _Static_assert(sizeof(struct chunk_header) == 56, "chunk header must stay 56 byt
 
 struct meta_header { uint32_t type, len; uint64_t seq; };
 
+/* The stop chunk: written with count 0 right after the header, so that its
+ * blocks are the file's from the start; if a write fails (a full disk), it is
+ * overwritten in place with where the trace's whole chunks end and why, and
+ * again at the end with how the run ended. */
+#define STILL_RUNNING 0xFFFFFFFFu
+struct stop_record {
+    uint64_t good_end;      /* bytes of the file that are whole chunks */
+    uint64_t events_kept;   /* events in those chunks */
+    uint64_t events_total;  /* events the rank made (so far, while running) */
+    int32_t error;          /* errno of the failed write */
+    uint32_t how;           /* how the run ended (END_*), STILL_RUNNING until it does */
+    uint32_t lclock, pad;
+};
+_Static_assert(sizeof(struct stop_record) == 40, "stop record must stay 40 bytes");
+
 /* ------------------------------------------------------------------ state */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -91,7 +107,10 @@ static unsigned char *meta_buf;
 static size_t meta_n, meta_cap;
 static uint64_t meta_count;
 static size_t max_view_blocks;
-static int write_failed;
+static int write_failed, write_errno;
+static uint64_t file_off;            /* bytes of whole chunks (and the header) in the file */
+static uint64_t events_kept;         /* events in the chunks written whole */
+static uint64_t stop_off;            /* where the stop chunk sits, 0: none */
 
 void *iom_dlsym_next(const char *name)
 {
@@ -129,34 +148,69 @@ static uint64_t checksum(const void *p, size_t len)
     return s;
 }
 
-static void write_all(const struct iovec *iov, int n)
+/* 0, or the errno of a write that failed (the trace then stops growing). */
+static int write_all(const struct iovec *iov, int n)
 {
     struct iovec v[2];
     memcpy(v, iov, sizeof(struct iovec) * (size_t)n);
-    int saved = errno;
-    while (n > 0 && !write_failed) {
+    int saved = errno, err = 0;
+    while (n > 0) {
         ssize_t w = writev(fd, v, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            write_failed = 1;
-            fprintf(stderr, "iomodel: rank %d: trace write failed (%s); tracing stops here\n",
-                    my_rank, strerror(errno));
+            err = errno;
             break;
         }
         while (n > 0 && (size_t)w >= v[0].iov_len) { w -= (ssize_t)v[0].iov_len; v[0] = v[1]; n--; }
         if (n > 0) { v[0].iov_base = (char *)v[0].iov_base + w; v[0].iov_len -= (size_t)w; }
     }
     errno = saved;
+    return err;
+}
+
+static void chunk_header(struct chunk_header *h, int type, const void *payload, size_t len,
+                         uint64_t count, uint64_t first)
+{
+    *h = (struct chunk_header){CHUNK_MAGIC, (uint16_t)type, sizeof *h, len, count, first,
+                               iom_ticks(), mono_ns(CLOCK_MONOTONIC), 0};
+    h->checksum = checksum(payload, len) + (uint64_t)type + len + count + first + h->ticks + h->ns;
+}
+
+/* The stop chunk, in place: how far the trace got and, once known, how the run ended. */
+static void write_stop(uint32_t how)
+{
+    if (!stop_off) return;
+    struct stop_record r = {file_off, events_kept, ev_seq, write_errno, how, iom_lclock, 0};
+    struct chunk_header h;
+    chunk_header(&h, CHUNK_STOP, &r, sizeof r, 1, ev_seq);
+    int saved = errno;
+    if (pwrite(fd, &h, sizeof h, (off_t)stop_off) == (ssize_t)sizeof h)
+        (void)!pwrite(fd, &r, sizeof r, (off_t)(stop_off + sizeof h));
+    errno = saved;
 }
 
 static void write_chunk(int type, const void *payload, size_t len, uint64_t count, uint64_t first)
 {
-    if (fd < 0) return;
-    struct chunk_header h = {CHUNK_MAGIC, (uint16_t)type, sizeof h, len, count, first,
-                             iom_ticks(), mono_ns(CLOCK_MONOTONIC), 0};
-    h.checksum = checksum(payload, len) + (uint64_t)type + len + count + first + h.ticks + h.ns;
+    if (fd < 0 || write_failed) return;
+    struct chunk_header h;
+    chunk_header(&h, type, payload, len, count, first);
     struct iovec v[2] = {{&h, sizeof h}, {(void *)payload, len}};
-    write_all(v, len ? 2 : 1);
+    int err = write_all(v, len ? 2 : 1);
+    if (!err) {
+        file_off += sizeof h + len;
+        if (type == CHUNK_EVENTS) events_kept = first + count;
+        return;
+    }
+    /* A full disk (or any failed write): drop the chunk cut short, say in the
+     * stop chunk how far the trace got, and let the run go on untraced. */
+    write_failed = 1;
+    write_errno = err;
+    int saved = errno;
+    (void)!ftruncate(fd, (off_t)file_off);
+    errno = saved;
+    write_stop(STILL_RUNNING);
+    fprintf(stderr, "iomodel: rank %d: trace write failed (%s) after %llu events; the run goes on "
+            "untraced, and the trace says so\n", my_rank, strerror(err), (unsigned long long)events_kept);
 }
 
 static void flush_meta(void)
@@ -484,9 +538,12 @@ void iom_record_open(int op, int rc, MPI_Comm comm, const char *path, int amode,
     LOCK();
     int slot = rc == MPI_SUCCESS ? slot_alloc(fh) : (int)IOM_NO_SLOT;
     uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, slot, 0, 0, t0, t1);
-    if (slot != (int)IOM_NO_SLOT) { /* a failed open is an event with the error flag, no file */
+    if (slot != (int)IOM_NO_SLOT) {
         struct { uint32_t slot; int32_t amode, comm_size, comm_rank; } fixed = {(uint32_t)slot, amode, csize, crank};
         meta_path(META_OPEN, seq, &fixed, sizeof fixed, path ? path : "");
+    } else { /* a failed open (or one past the slots): the file it named, no open */
+        struct { uint32_t kind; int32_t amode; } fixed = {PATH_FAILED_OPEN, amode};
+        meta_path(META_PATH, seq, &fixed, sizeof fixed, path ? path : "");
     }
     UNLOCK();
 }
@@ -511,7 +568,8 @@ void iom_record_delete(int op, int rc, const char *path, uint64_t t0, uint64_t t
 {
     LOCK();
     uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, IOM_NO_SLOT, 0, 0, t0, t1);
-    meta_path(META_PATH, seq, "", 0, path ? path : "");
+    struct { uint32_t kind; int32_t pad; } fixed = {PATH_DELETE, 0};
+    meta_path(META_PATH, seq, &fixed, sizeof fixed, path ? path : "");
     UNLOCK();
 }
 
@@ -561,6 +619,7 @@ static void finish(int how)
     flush_events();
     struct { uint64_t events; uint32_t how, lclock; } end = {ev_seq, (uint32_t)how, iom_lclock};
     write_chunk(CHUNK_END, &end, sizeof end, 0, ev_seq);
+    if (write_failed) write_stop((uint32_t)how);
     close(fd);
     fd = -1;
     iom_on = 0;
@@ -618,6 +677,21 @@ static void catch_stop_signals(void)
             old.sa_handler == SIG_DFL)
             sigaction(stop_signals[i], &act, NULL);
     }
+}
+
+/* A process the application forks is no rank: it stops tracing and never
+ * touches the rank's file (its copies of the buffers and of the descriptor
+ * would land in the parent's trace). A lock another thread held at the fork
+ * is held by no one in the child: it starts afresh. */
+static void at_fork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    in_buffers = 0;
+    iom_on = 0;
+    iom_mt = 0;
+    ev_n = meta_n = 0;
+    if (fd >= 0) close(fd);
+    fd = -1;
 }
 
 static void at_exit(void)
@@ -678,8 +752,14 @@ void iom_start(int op, uint64_t t_init, int thread_level)
                             sizeof(struct iom_event), iom_ticks(), mono_ns(CLOCK_MONOTONIC),
                             (int64_t)mono_ns(CLOCK_REALTIME), cal_ticks, cal_ns, {0}, {0}};
     gethostname(h.hostname, sizeof h.hostname - 1);
+    write_failed = write_errno = 0;
+    file_off = events_kept = stop_off = 0;
     struct iovec v = {&h, sizeof h};
-    write_all(&v, 1);
+    if ((write_errno = write_all(&v, 1)) != 0) write_failed = 1;
+    else file_off = sizeof h;
+    struct stop_record none = {0};
+    write_chunk(CHUNK_STOP, &none, sizeof none, 0, 0);
+    if (!write_failed) stop_off = sizeof h;
     /* The routine table: event op ids index it. */
     size_t nlen = 0;
     for (int i = 0; i < iom_nops; i++) nlen += strlen(iom_op_names[i]) + 1;
@@ -715,7 +795,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     iom_lclock = 0;
     push(op, 0, IOM_NO_SLOT, 0, 0, t_init, h.tick_origin);
     static int registered;
-    if (!registered) registered = !atexit(at_exit);
+    if (!registered) registered = !atexit(at_exit) && !pthread_atfork(NULL, NULL, at_fork_child);
     iom_on = 1;
     catch_stop_signals();
     iom_depth = 0;

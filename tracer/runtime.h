@@ -12,7 +12,7 @@
 #define IOM_HIDDEN __attribute__((visibility("hidden")))
 #define IOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define IOM_TRACE_VERSION 2
+#define IOM_TRACE_VERSION 3
 #define IOM_NO_SLOT 0xFFFFu
 
 /* Event flags (struct iom_event.flags). */

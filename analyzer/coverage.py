@@ -1,0 +1,53 @@
+"""What a trace lacks: rank files missing, ranks without events where others
+have them, ranks whose tracing stopped early (a full disk). Every command that
+reads a trace says so, and a model built from it is marked partial
+(docs/model-format.md, `source.partial`)."""
+from iomodel.models import format_ranks
+
+
+class Coverage:
+    """Fed each rank's trace as it is read (`add`), then `partial()`."""
+
+    def __init__(self):
+        self.events, self.stopped, self.end, self.nranks = {}, {}, {}, set()
+        self.damaged = set()
+
+    def add(self, r, damaged=False):
+        """A rank's trace; damaged: read up to damage, which its reader reports."""
+        self.events[r.rank] = len(r.events)
+        if damaged:
+            self.damaged.add(r.rank)
+        self.nranks.add(r.nranks)
+        self.end[r.rank] = r.end
+        if r.stopped:
+            self.stopped[r.rank] = r.stopped
+
+    def partial(self):
+        """None for a whole trace; else {missing_ranks, empty_ranks,
+        stopped_ranks (rank lists or None), notes (one sentence each)}."""
+        n = max(self.nranks, default=0)
+        missing = sorted(set(range(n)) - set(self.events))
+        # without events, though others have some: not a rank whose disk filled before its first chunk
+        empty = sorted(k for k, e in self.events.items()
+                       if e == 0 and k not in self.stopped and k not in self.damaged) \
+            if any(self.events.values()) else []
+        notes = []
+        if len(self.nranks) > 1:
+            notes.append(f"the rank files disagree on the number of ranks ({', '.join(map(str, sorted(self.nranks)))})")
+        if missing:
+            many = len(missing) > 1
+            notes.append(f"no trace file for rank{'s' * many} {format_ranks(missing)} of {n}: "
+                         f"{'their' if many else 'its'} I/O is not in the trace")
+        if empty:
+            notes.append(f"rank{'s' * (len(empty) > 1)} {format_ranks(empty)}: no events while the others have "
+                         "some (killed before the tracer wrote its buffer?)")
+        for k, st in sorted(self.stopped.items()):
+            then = f"the run went on and ended by {self.end[k]}" if self.end.get(k) else \
+                "the run went on"
+            notes.append(f"rank {k}: tracing stopped after {st['events_kept']} of {st['events_total']} "
+                         f"events: {st['error']}; {then}")
+        if not notes:
+            return None
+        lists = {key: format_ranks(v) or None for key, v in
+                 (("missing_ranks", missing), ("empty_ranks", empty), ("stopped_ranks", sorted(self.stopped)))}
+        return {**lists, "notes": notes}

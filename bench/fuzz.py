@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Fuzz iomodel's three readers at scale: damaged traces, models and cluster
+files (bench/fuzzing.py), each run through the commands a user would run on
+it, in this process; how many were accepted, refused with a message naming
+the file, refused without naming it, ended in a traceback or hung.
+
+The seed inputs are real: traces of examples/btio_like.c and
+tests/programs/nonblocking.c made here under mpirun, the model of the first,
+a paper model, and the shipped cluster descriptions. Writes
+bench/results/fuzz.json and the table between the README's and
+docs/security.md's <!-- bench:fuzz --> markers; --render does only that.
+
+usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,model,cluster]
+       .venv/bin/python bench/fuzz.py --render
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import fuzzing  # noqa: E402
+from doc_blocks import put_block  # noqa: E402
+from machine_info import machine  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "fuzz.json"
+IOMODEL = [sys.executable, "-m", "iomodel"]
+MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
+CLUSTERS = [ROOT / "replay" / "clusters" / f"{n}.yaml" for n in ("vc3", "vc4", "local")]
+
+
+def real_traces(work):
+    """Traces of btio_like and nonblocking, 2 ranks, and the model of the first."""
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    out = []
+    for name, src, args in (("btio_like", ROOT / "examples" / "btio_like.c", ["8", "8", "8", "2"]),
+                            ("nonblocking", ROOT / "tests" / "programs" / "nonblocking.c", [])):
+        exe, data, trace = work / name, work / f"{name}-data", work / f"{name}-trace"
+        data.mkdir()
+        subprocess.run(["mpicc", "-O1", "-o", exe, src], check=True)
+        subprocess.run(IOMODEL + ["trace", "-o", trace, "--", "mpirun", "--oversubscribe", "-np", "2",
+                                  exe, data, *args], check=True, capture_output=True, env=env)
+        out.append(trace)
+    model = work / "btio_like.json"
+    subprocess.run(IOMODEL + ["analyze", out[0], "-o", model, "-q"], check=True)
+    return out, model
+
+
+def run_kind(kind, n, sources, work, seconds, model=None):
+    """n inputs of one kind, spread over the sources; counts and first examples."""
+    counts, examples, t0 = collections.Counter(), {}, time.monotonic()
+    per = -(-n // len(sources))
+    for j, src in enumerate(sources):
+        seeds = range(j * per, min(n, (j + 1) * per))
+        for seed, result, argv, msg in fuzzing.fuzz(kind, seeds, src, work / kind, seconds, model=model):
+            counts[result] += 1
+            if result not in ("accepted", "refused") and len(examples.get(result, [])) < 5:
+                examples.setdefault(result, []).append(
+                    {"seed": seed, "source": str(Path(src).name), "command": [str(a) for a in argv],
+                     "message": msg[:400]})
+        print(f"fuzz {kind}: {Path(src).name}: {dict(counts)} after {time.monotonic() - t0:.0f} s",
+              file=sys.stderr, flush=True)
+    return {"inputs": sum(counts.values()), "outcomes": {k: counts.get(k, 0) for k in fuzzing.OUTCOMES},
+            "seconds": round(time.monotonic() - t0, 1), "examples": examples,
+            "sources": [Path(s).name for s in sources]}
+
+
+def table(res):
+    out = ["| reader | inputs | accepted | refused, naming the file | refused, not naming it | traceback | hang |",
+           "|---|---|---|---|---|---|---|"]
+    for kind, r in res["kinds"].items():
+        o = r["outcomes"]
+        out.append(f"| {kind} | {r['inputs']:,} | {o['accepted']:,} | {o['refused']:,} | "
+                   f"{o['refused without naming the file']:,} | {o['traceback']:,} | {o['hang']:,} |")
+    m = res["machine"]
+    out.append(f"\nDamaged inputs of real traces, models and cluster files (`bench/fuzzing.py`), each "
+               f"through the commands a user runs on it; a hang is {res['seconds']} s in one command. "
+               f"{m['cpu']}, {m['cores']} cores; {m['date']}.")
+    return "\n".join(out)
+
+
+def publish(res):
+    put_block("fuzz", table(res))
+    put_block("fuzz", table(res), page="docs/security.md")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--inputs", type=int, default=100_000, help="inputs per reader (default: %(default)s)")
+    ap.add_argument("--seconds", type=float, default=20, help="a command past this has hung (default: %(default)s)")
+    ap.add_argument("--kinds", default="trace,model,cluster")
+    ap.add_argument("--render", action="store_true",
+                    help=f"only put the figures of {RESULTS.relative_to(ROOT)} into the docs")
+    args = ap.parse_args()
+    if args.render:
+        return publish(json.loads(RESULTS.read_text()))
+    if args.inputs < 1:
+        ap.error("--inputs: at least 1")
+    bad = set(args.kinds.split(",")) - {"trace", "model", "cluster"}
+    if bad:
+        ap.error(f"--kinds: {', '.join(sorted(bad))}: expected trace, model and/or cluster")
+    with tempfile.TemporaryDirectory(prefix="iomodel-fuzz-") as tmp:
+        work = Path(tmp)
+        traces, model = real_traces(work)
+        sources = {"trace": traces, "model": [model, MODEL], "cluster": CLUSTERS}
+        res = {"machine": machine(), "seconds": args.seconds, "kinds": {}}
+        for kind in args.kinds.split(","):
+            res["kinds"][kind] = run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model)
+            RESULTS.write_text(json.dumps(res, indent=1) + "\n")     # what is done so far, kept
+    print(table(res))
+    publish(res)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""Hostile inputs for iomodel's readers, and how a command took each one.
+
+Three readers take files a user may have been sent: the trace reader (a
+directory of rank files), the model loader (JSON) and the cluster loader
+(YAML). Each mutator below turns a real input into a damaged one, driven by a
+random.Random, so that a seed gives the same input again:
+
+- traces: a header field, a chunk header field or a word of a chunk's payload
+  set to an edge value with the chunk's checksum computed again (the damage
+  the checksum cannot see), chunks dropped, repeated or swapped, files cut
+  short, rank files deleted, emptied or copied;
+- models: a value replaced by another JSON value, a key removed or added, a
+  list emptied or grown, the text cut or a byte changed;
+- cluster files: the same on the YAML document, and text-level damage.
+
+`outcome()` runs the iomodel commands a user would run on the input, in this
+process, and says how they took it: "accepted", "refused" (exit 2 and one
+message naming the file), "refused without naming the file", "traceback" (an
+internal error: exit 70, or an exception main() let through) or "hang" (past
+the time limit). bench/fuzz.py runs many; tests/test_fuzz.py a fixed few.
+"""
+import contextlib
+import copy
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import struct
+from pathlib import Path
+
+import yaml
+
+from iomodel.cli import main
+
+HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
+CHUNK = struct.Struct("<IHHQQQQQQ")
+EDGES = [0, 1, 2, 7, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000,
+         0xFFFFFFFF, 2 ** 32, 2 ** 62, 2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1]
+OUTCOMES = ("accepted", "refused", "refused without naming the file", "traceback", "hang")
+
+
+class Hang(BaseException):
+    """A command past its time limit (a BaseException: main() must not catch it)."""
+
+
+# ------------------------------------------------------------------ traces
+
+def split_chunks(data):
+    """A rank file as (header bytes, [(type, count, first, ticks, ns, payload)], tail)."""
+    pos, chunks = HEADER.size, []
+    while pos + CHUNK.size <= len(data):
+        magic, ctype, hsize, plen, count, first, ticks, ns, _ = CHUNK.unpack_from(data, pos)
+        if magic != 0x4B4E4843 or hsize != CHUNK.size or pos + CHUNK.size + plen > len(data):
+            break
+        chunks.append([ctype, count, first, ticks, ns, bytearray(data[pos + CHUNK.size:pos + CHUNK.size + plen])])
+        pos += CHUNK.size + plen
+    return bytearray(data[:HEADER.size]), chunks, data[pos:]
+
+
+def join_chunks(header, chunks, tail=b""):
+    """The file again, every chunk's checksum computed for what it now holds."""
+    out = bytearray(header)
+    for ctype, count, first, ticks, ns, payload in chunks:
+        payload = bytes(payload) + b"\0" * (-len(payload) % 8)
+        words = sum(struct.unpack(f"<{len(payload) // 8}Q", payload)) if payload else 0
+        csum = (words + ctype + len(payload) + count + first + ticks + ns) % 2 ** 64
+        out += CHUNK.pack(0x4B4E4843, ctype % 2 ** 16, CHUNK.size, len(payload), count % 2 ** 64,
+                          first % 2 ** 64, ticks % 2 ** 64, ns % 2 ** 64, csum) + payload
+    return bytes(out + tail)
+
+
+def _edge(rnd, width):
+    v = rnd.choice(EDGES + [rnd.getrandbits(8 * width)] * 4)
+    return v % 2 ** (8 * width)
+
+
+def _poke(buf, rnd, off=None, width=None):
+    width = width or rnd.choice((1, 2, 4, 8))
+    if len(buf) < width:
+        return
+    off = rnd.randrange(0, len(buf) - width + 1) if off is None else off
+    if off + width <= len(buf):
+        buf[off:off + width] = _edge(rnd, width).to_bytes(width, "little")
+
+
+# header fields an attacker may set: (offset, width)
+HEADER_FIELDS = [(8, 4), (12, 4), (16, 4), (20, 4), (24, 4), (28, 4), (32, 4), (36, 4), (40, 8), (48, 8),
+                 (56, 8), (64, 8), (72, 8)]
+
+
+def mutate_rank_file(data, rnd):
+    """One damaged version of a rank file's bytes."""
+    header, chunks, tail = split_chunks(data)
+    kind = rnd.randrange(9)
+    if kind == 0:                                   # a header field
+        off, width = rnd.choice(HEADER_FIELDS)
+        _poke(header, rnd, off, width)
+    elif kind == 1 and chunks:                      # a chunk header field, checksum made good
+        c = rnd.choice(chunks)
+        i = rnd.choice((0, 1, 2, 3, 4))
+        c[i] = _edge(rnd, 2 if i == 0 else 8)
+    elif kind in (2, 3, 4) and chunks:              # payload words, checksum made good
+        c = rnd.choice(chunks)
+        for _ in range(rnd.choice((1, 1, 2, 4))):
+            if kind == 2 and c[0] == 1 and len(c[5]) >= 32:     # an event record's field
+                rec = rnd.randrange(len(c[5]) // 32) * 32
+                off, width = rnd.choice(((0, 1), (1, 1), (2, 2), (4, 4), (8, 8), (16, 8), (24, 4), (28, 4)))
+                _poke(c[5], rnd, rec + off, width)
+            else:
+                _poke(c[5], rnd)
+    elif kind == 5 and chunks:                      # a chunk's payload cut or grown
+        c = rnd.choice(chunks)
+        n = rnd.choice((0, 8, 16, 24, 32, 56)) if rnd.random() < 0.5 else rnd.randrange(0, len(c[5]) + 64, 8)
+        c[5] = c[5][:n] + bytearray(max(0, n - len(c[5])))
+    elif kind == 6 and chunks:                      # chunks dropped, repeated, swapped
+        i, j = rnd.randrange(len(chunks)), rnd.randrange(len(chunks))
+        op = rnd.randrange(3)
+        if op == 0:
+            del chunks[i]
+        elif op == 1:
+            chunks.insert(j, copy.deepcopy(chunks[i]))
+        else:
+            chunks[i], chunks[j] = chunks[j], chunks[i]
+    elif kind == 7:                                 # cut short anywhere
+        return data[:rnd.randrange(len(data) + 1)]
+    else:                                           # any bytes, checksums left as they are
+        out = bytearray(data)
+        for _ in range(rnd.choice((1, 2, 8))):
+            _poke(out, rnd)
+        return bytes(out)
+    return join_chunks(header, chunks, tail)
+
+
+def mutate_trace(src, dst, rnd):
+    """Copy the trace directory src to dst, damaged: its rank files' bytes, or
+    the directory's set of rank files."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    files = sorted(Path(dst).glob("rank-*.iot"))
+    kind = rnd.randrange(10)
+    if kind == 0 and len(files) > 1:
+        rnd.choice(files).unlink()                  # a rank file missing
+    elif kind == 1:
+        f = rnd.choice(files)                       # a rank with its header only
+        f.write_bytes(f.read_bytes()[:HEADER.size])
+    elif kind == 2:
+        f = rnd.choice(files)                       # a rank twice, under another name
+        shutil.copy(f, Path(dst) / f"rank-{rnd.choice((999999, len(files)))}.iot")
+    else:
+        for f in rnd.sample(files, rnd.choice((1, 1, 1, len(files)))):
+            f.write_bytes(mutate_rank_file(f.read_bytes(), rnd))
+    return Path(dst)
+
+
+# ------------------------------------------------------------------ models and clusters
+
+def _random_value(rnd, depth=0):
+    pick = rnd.randrange(12 if depth < 2 else 10)
+    if pick == 10:
+        return [_random_value(rnd, depth + 1)]
+    if pick == 11:
+        return {"k": _random_value(rnd, depth + 1)}
+    return [None, True, False, 0, -1, rnd.choice(EDGES), rnd.choice(EDGES) * 10 ** 6, 1.5e308, "",
+            "../../x\n$(touch /tmp/pwned)"][pick]
+
+
+def _mutate_tree(doc, rnd):
+    """Change one place of a JSON-like document."""
+    paths = []
+
+    def walk(v, path):
+        paths.append(path)
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, path + (k,))
+        elif isinstance(v, list):
+            for i, x in enumerate(v[:8]):
+                walk(x, path + (i,))
+    walk(doc, ())
+    path = rnd.choice(paths[1:] or paths)
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    key = path[-1] if path else None
+    kind = rnd.randrange(6)
+    if key is None:
+        return _random_value(rnd)
+    if kind == 0 and isinstance(parent, dict):
+        del parent[key]
+    elif kind == 1 and isinstance(parent, dict):
+        parent[f"{key}_extra"] = _random_value(rnd)
+    elif kind == 2 and isinstance(parent[key], list):
+        parent[key] = [] if rnd.random() < 0.5 else parent[key] * rnd.choice((2, 50))
+    elif kind == 3 and isinstance(parent[key], (int, float)) and not isinstance(parent[key], bool):
+        parent[key] = rnd.choice((-parent[key], parent[key] * 2 ** 64, parent[key] + 1, 0, float("inf")))
+    else:
+        parent[key] = _random_value(rnd)
+    return doc
+
+
+def _mutate_text(text, rnd):
+    b = bytearray(text.encode())
+    kind = rnd.randrange(3)
+    if kind == 0:
+        return bytes(b[:rnd.randrange(len(b) + 1)])
+    if kind == 1 and b:
+        for _ in range(rnd.choice((1, 4))):
+            b[rnd.randrange(len(b))] = rnd.randrange(256)
+        return bytes(b)
+    i = rnd.randrange(len(b) + 1)
+    return bytes(b[:i]) + rnd.choice((b"\0", b"\xff\xfe", b"&a [*a]", b"}{", b": :", b"\n- ")) + bytes(b[i:])
+
+
+def mutate_model(text, rnd):
+    """A damaged model file's bytes."""
+    if rnd.random() < 0.25:
+        return _mutate_text(text, rnd)
+    doc = json.loads(text)
+    for _ in range(rnd.choice((1, 1, 2, 3))):
+        doc = _mutate_tree(doc, rnd)
+    return json.dumps(doc, allow_nan=True).encode()
+
+
+BOMB = ("a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+        "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+        "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n")
+
+
+def mutate_cluster(text, rnd):
+    """A damaged cluster description's bytes."""
+    r = rnd.random()
+    if r < 0.2:
+        return _mutate_text(text, rnd)
+    doc = yaml.safe_load(text)
+    if r < 0.25:                                    # aliases that expand a billion-fold
+        key = rnd.choice(["io_library", "description", "bandwidth", "run"])
+        return (BOMB + yaml.safe_dump({k: v for k, v in doc.items() if k != key}) + f"{key}: *g\n").encode()
+    for _ in range(rnd.choice((1, 1, 2, 3))):
+        doc = _mutate_tree(doc, rnd)
+    return yaml.safe_dump(doc, allow_unicode=True).encode()
+
+
+# ------------------------------------------------------------------ running
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    def fire(*_):
+        raise Hang()
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def run_command(argv, seconds):
+    """(exit code, stderr) of `iomodel ARGV` run in this process; exit code None
+    for a hang, 70 for an exception main() let through."""
+    err, out = io.StringIO(), io.StringIO()
+    try:
+        with time_limit(seconds), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            rc = main(list(map(str, argv)))
+    except Hang:
+        return None, err.getvalue()
+    except SystemExit as e:          # argparse
+        rc = e.code if isinstance(e.code, int) else 2
+    except Exception as e:           # noqa: BLE001 - what main() did not turn into a message
+        return 70, f"{err.getvalue()}{type(e).__name__}: {e}"
+    return rc, err.getvalue()
+
+
+def outcome(commands, name, seconds=20):
+    """How the commands took one input (the worst of them), and the first
+    message of that kind: (outcome, argv, message)."""
+    worst = ("accepted", None, "")
+    for argv in commands:
+        rc, msg = run_command(argv, seconds)
+        if rc is None:
+            kind = "hang"
+        elif rc == 70:
+            kind = "traceback"
+        elif rc == 0:
+            kind = "accepted"
+        elif str(name) in msg or os.path.basename(str(name)) in msg:
+            kind = "refused"
+        else:
+            kind = "refused without naming the file"
+        if OUTCOMES.index(kind) > OUTCOMES.index(worst[0]):
+            worst = (kind, argv, msg.strip().splitlines()[-1] if msg.strip() else "")
+    return worst
+
+
+def trace_commands(trace, work):
+    return [["trace-info", trace], ["trace-info", trace, "--events"], ["trace-info", trace, "--json"],
+            ["analyze", trace, "-o", Path(work) / "fuzz-model.json", "-q"]]
+
+
+def model_commands(model, work):
+    return [["show", model], ["show", model, "--json"], ["ior", model], ["ior", model, "--format", "ior-script"],
+            ["predict", model, "--vc", "vc3"], ["compare", model, "--vc", "vc1", "vc4"]]
+
+
+def cluster_commands(cluster, model, work):
+    return [["predict", model, "--vc", cluster], ["ior", model, "--vc", cluster],
+            ["compare", model, "--vc", cluster, "vc1"]]
+
+
+def fuzz(kind, seeds, source, work, seconds=20, model=None):
+    """Run inputs seeds (an iterable of ints) of one kind ("trace", "model",
+    "cluster") made from `source` (a trace directory, a model file or a cluster
+    file); yields (seed, outcome, argv, message) for each."""
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    text = None if kind == "trace" else Path(source).read_text()
+    for seed in seeds:
+        rnd = random.Random(seed)
+        if kind == "trace":
+            target = mutate_trace(source, work / "trace", rnd)
+            commands = trace_commands(target, work)
+        elif kind == "model":
+            target = work / "model.json"
+            target.write_bytes(mutate_model(text, rnd))
+            commands = model_commands(target, work)
+        else:
+            target = work / "cluster.yaml"
+            target.write_bytes(mutate_cluster(text, rnd))
+            commands = cluster_commands(target, model, work)
+        yield (seed, *outcome(commands, target, seconds))

@@ -1,0 +1,463 @@
+"""Hostile and broken inputs (docs/security.md), each test written as the attack
+or the accident it stops: what a model, a cluster file or a trace may hold
+never runs a command, never chooses where iomodel writes, never ends in a
+traceback; a run that goes wrong (a forked child, a signal, a missing rank, a
+full disk) is said so, and nothing recorded is lost."""
+import json
+import os
+import shlex
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import IOMODEL, ROOT, mpirun, program_command
+
+sys.path.insert(0, str(ROOT / "bench"))
+import fuzzing  # noqa: E402  (the chunk-aware trace editing of the fuzz harness)
+
+MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
+LOCAL = ROOT / "replay" / "clusters" / "local.yaml"
+
+
+def run(*args, cwd=None, timeout=120, env=None):
+    return subprocess.run(IOMODEL + [str(a) for a in args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, env=env)
+
+
+def refused(proc, message):
+    """Exit 2, no traceback, and exactly one line: `iomodel: error: MESSAGE`."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == f"iomodel: error: {message}", proc.stderr
+
+
+def model_named(tmp_path, name, src=MODEL):
+    m = json.loads(Path(src).read_text())
+    m["application"]["name"] = name
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(m))
+    return path
+
+
+def cluster_file(tmp_path, name="hostile.yaml", **run_fields):
+    """local.yaml with `run:` fields replaced."""
+    import yaml
+    doc = yaml.safe_load(LOCAL.read_text())
+    doc["run"].update(run_fields)
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.fixture
+def small_model(traced, tmp_path):
+    """The model of a real run of btio_like (2 ranks, 8^3 cells, 2 steps): 2 write
+    phases of 20 KiB a rank, then a read phase, replayed in a second."""
+    run_ = traced("btio_like", 2, 8, 8, 8, 2)
+    out = tmp_path / "small.json"
+    proc = run("analyze", run_.trace_dir, "-o", out, "-q")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+# -------------------------------------------------------------- 1. shell commands from a model
+
+def test_a_model_name_with_a_newline_stays_in_a_comment(tmp_path):
+    """application.name = 'x' NEWLINE 'touch PWNED': the script `iomodel ior`
+    writes has it in its first comment line, the newline a space, and runs
+    nothing but the launcher (and its rm of the test files)."""
+    model = model_named(tmp_path, "x\ntouch PWNED\n# ")
+    proc = run("ior", model)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1] == "# IOR 4.x runs for the I/O model of x touch PWNED #  (np 4): one per run"
+    commands = [shlex.split(l) for l in lines if l.strip() and not l.startswith("#")]
+    assert {c[0] for c in commands} == {"set", "mpirun", "rm"}
+    script = tmp_path / "ior.sh"
+    script.write_text(proc.stdout.replace("mpirun", "true"))   # run it, every launch a no-op
+    subprocess.run(["sh", str(script)], cwd=tmp_path, check=True)
+    assert not (tmp_path / "PWNED").exists()
+
+
+# -------------------------------------------------------------- 2. paths from a model
+
+def test_a_model_name_with_dotdot_writes_under_the_current_folder(small_model, tmp_path):
+    """A name of 'x/../../../escape' (which once put the replay's results three
+    folders up) gives the default output folder replay-x_.._.._.._escape-local, in
+    the current folder; nothing lands above it."""
+    cwd = tmp_path / "here"
+    cwd.mkdir()
+    model = model_named(cwd, "x/../../../escape", src=small_model)
+    vc = cluster_file(tmp_path, name="work.yaml", workdir=str(tmp_path / "work"))
+    before = sorted(p.name for p in tmp_path.parent.iterdir())
+    proc = run("replay", model, "--vc", vc, "--backend", "builtin", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in cwd.iterdir()) == ["model.json", "replay-x_.._.._.._escape-local"]
+    assert (cwd / "replay-x_.._.._.._escape-local" / "results.json").is_file()
+    assert sorted(p.name for p in tmp_path.parent.iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["here", "work.yaml", "small.json", "btio_like-data", "btio_like-trace"])   # the work dir: gone again
+
+
+# -------------------------------------------------------------- 3. programs from a cluster file
+
+@pytest.mark.parametrize("options, shown", [
+    (["--mca", "plm_rsh_agent", "AGENT"], "'--mca plm_rsh_agent AGENT'"),
+    (["-x", "LD_PRELOAD=/tmp/evil.so"], "'-x LD_PRELOAD=/tmp/evil.so'"),
+    (["--oversubscribe", "--launch-agent", "AGENT"], "'--launch-agent AGENT'"),
+])
+def test_launcher_options_that_run_programs_are_refused(small_model, tmp_path, options, shown):
+    """A cluster file whose launcher options would start another program (the
+    remote agent: a script that leaves a mark) or preload a library: replay,
+    characterize and ior refuse it, run nothing and write nothing; the user
+    who trusts the file says so with --trust-cluster."""
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"#!/bin/sh\ntouch {tmp_path / 'RAN'}\n")
+    agent.chmod(0o755)
+    options = [str(agent) if o == "AGENT" else o for o in options]
+    vc = cluster_file(tmp_path, launcher_options=options, workdir=str(tmp_path / "work"))
+    want = (f"{vc}: run.launcher_options: {shown.replace('AGENT', str(agent))} would have the launcher "
+            "start programs or load libraries the description names; if you trust this file as you "
+            "would a shell script, give --trust-cluster (docs/security.md)")
+    for cmd in (["replay", small_model, "--vc", vc, "--backend", "builtin", "-o", tmp_path / "r"],
+                ["characterize", "--vc", vc, "--backend", "builtin", "--sizes", "4k", "--np", "1",
+                 "-o", tmp_path / "c"],
+                ["ior", small_model, "--vc", vc]):
+        refused(run(*cmd), want)
+    assert not any((tmp_path / x).exists() for x in ("RAN", "r", "c", "work"))
+    trusted = run("ior", small_model, "--vc", vc, "--trust-cluster")
+    assert trusted.returncode == 0 and shlex.join(options) in trusted.stdout
+
+
+def test_the_shipped_clusters_and_the_testbeds_need_no_trust():
+    from iomodel.replay.trust import risky_launcher_options
+    from iomodel.replay.cluster import load_cluster
+    files = [*(ROOT / "replay" / "clusters").glob("*.yaml"), *(ROOT / "testbed").glob("*.yaml")]
+    assert len(files) >= 9
+    for f in files:
+        assert risky_launcher_options(load_cluster(f).launcher_options) == [], f
+
+
+# -------------------------------------------------------------- 4. a YAML alias bomb
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    """1.9 KB that expand to 9^9 values: refused before anything walks it."""
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("format: iomodel-cluster\nversion: 1\nname: bomb\n" + fuzzing.BOMB + "io_library: *g\n")
+    want = (f"{bomb}: not a cluster description: its aliases expand it to more than 100000 values "
+            "(a YAML alias bomb?)")
+    for cmd in (["ior", MODEL, "--vc", bomb], ["predict", MODEL, "--vc", bomb]):
+        t0 = time.monotonic()
+        refused(run(*cmd, timeout=60), want)
+        assert time.monotonic() - t0 < 30
+
+
+# -------------------------------------------------------------- 5. traces damaged past their checksums
+
+def edit_rank_file(path, edit):
+    """Apply edit(header, chunks) to a rank file, every chunk's checksum made good again."""
+    header, chunks, tail = fuzzing.split_chunks(Path(path).read_bytes())
+    edit(header, chunks)
+    Path(path).write_bytes(fuzzing.join_chunks(header, chunks, tail))
+
+
+def meta_records(payload):
+    """(offset, type, length) of each metadata record of a metadata chunk's payload."""
+    out, pos = [], 0
+    while pos + 16 <= len(payload):
+        t, n, _ = struct.unpack_from("<IIQ", payload, pos)
+        out.append((pos, t, n))
+        pos += n
+    return out
+
+
+def _cut_routine_table(header, chunks):
+    meta = next(c for c in chunks if c[0] == 2)
+    pos, t, n = meta_records(meta[5])[0]
+    assert t == 1
+    struct.pack_into("<I", meta[5], pos + 16, 500)     # 500 names said, about 30 there
+
+
+def _short_end(header, chunks):
+    end = next(c for c in chunks if c[0] == 3)
+    end[5] = end[5][:8]
+
+
+def _huge_seq(header, chunks):
+    ev = next(c for c in chunks if c[0] == 1)
+    ev[2] = 2 ** 63                                    # the chunk's first event number
+
+
+def _unknown_routine(header, chunks):
+    ev = next(c for c in chunks if c[0] == 1)
+    ev[5][32] = 200                                    # the second event's op: routine 200
+
+
+def _view_past_its_record(header, chunks):
+    for c in chunks:
+        if c[0] == 2:
+            for pos, t, n in meta_records(c[5]):
+                if t == 3:
+                    struct.pack_into("<Q", c[5], pos + 16 + 48, 2 ** 40)   # n blocks
+                    return
+    raise AssertionError("no view record")
+
+
+@pytest.mark.parametrize("edit, rank, problem", [
+    (_cut_routine_table, 1, "corrupt metadata record (type 1): a routine table of 500 names holds"),
+    (_short_end, 1, "corrupt: end chunk of 8 bytes"),
+    (_huge_seq, 1, "corrupt: chunk of"),
+    (_unknown_routine, 0, "corrupt: event 1 names routine number 200, which the routine table"),
+    (_view_past_its_record, 1, "corrupt metadata record (type 3): a view of 1099511627776 blocks"),
+])
+def test_damage_that_the_checksums_cannot_see(traced, tmp_path, edit, rank, problem):
+    """A rank file edited with every chunk's checksum recomputed: trace-info and
+    analyze name the file and the damage, exit 2, no traceback; --partial reads
+    what comes before it."""
+    trace = traced("btio_like", 2, 8, 8, 8, 2).trace_dir
+    victim = trace / f"rank-{rank:06d}.iot"
+    edit_rank_file(victim, edit)
+    for cmd in (["trace-info", trace], ["analyze", trace, "-o", tmp_path / "m.json"]):
+        proc = run(*cmd)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        line = proc.stderr.strip().splitlines()[-1]
+        assert line.startswith(f"iomodel: error: {victim}: ") and problem in line, line
+    assert not (tmp_path / "m.json").exists()
+    assert run("trace-info", trace, "--partial").returncode == 0
+
+
+# -------------------------------------------------------------- 6. huge numbers in a cluster file
+
+@pytest.mark.parametrize("field, value, message", [
+    ("rs", 99999999999999999999999999,
+     "bandwidth[0].rs: expected a size from 1 to 4611686018427387904 bytes, got an integer of 26 digits"),
+    ("np", 99999999999999999999999999,
+     "bandwidth[0].np: expected an integer from 1 to 2147483647, got an integer of 26 digits"),
+])
+def test_huge_integers_in_bandwidth_points(tmp_path, field, value, message):
+    import yaml
+    doc = yaml.safe_load((ROOT / "replay" / "clusters" / "vc3.yaml").read_text())
+    doc["bandwidth"][0][field] = value
+    vc = tmp_path / "huge.yaml"
+    vc.write_text(yaml.safe_dump(doc))
+    for cmd in (["predict", MODEL, "--vc", vc], ["compare", MODEL, "--vc", vc, "vc1"]):
+        refused(run(*cmd), f"{vc}: {message}")
+
+
+# -------------------------------------------------------------- 7. a child after fork()
+
+def test_a_forked_child_leaves_its_rank_trace_alone(traced):
+    """The child exits at once (its atexit handlers run): each rank's trace still
+    reads whole, ended by MPI_Finalize, with its 6 events."""
+    run_ = traced("fork_exit", 2)
+    t = run_.trace()
+    assert t.errors == []
+    assert t.ranks["ended_by"].to_pylist() == ["MPI_Finalize", "MPI_Finalize"]
+    assert t.ranks["events"].to_pylist() == [6, 6]
+    ev = t.events.to_pylist()
+    assert [e["routine"] for e in ev if e["rank"] == 1] == [
+        "MPI_Init", "MPI_File_open", "MPI_File_write_at", "MPI_File_write_at", "MPI_File_close", "MPI_Finalize"]
+    assert [e["abs_offset"] for e in ev if e["routine"] == "MPI_File_write_at"] == [0, 2048, 1024, 3072]
+
+
+# -------------------------------------------------------------- 8. a command killed by a signal
+
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGTERM, signal.SIGKILL])
+def test_trace_passes_a_signal_death_on_as_a_shell_does(tmp_path, sig):
+    proc = run("trace", "-o", tmp_path / "t", "--", "sh", "-c", f"kill -{sig.name[3:]} $$")
+    assert proc.returncode == 128 + sig
+
+
+# -------------------------------------------------------------- 9. missing and empty ranks
+
+def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_path):
+    run_ = traced("basic_c", 4)
+    (run_.trace_dir / "rank-000002.iot").unlink()
+    note = "no trace file for rank 2 of 4: its I/O is not in the trace"
+    info = run("trace-info", run_.trace_dir)
+    assert info.returncode == 0
+    assert f"iomodel: warning: {run_.trace_dir}: {note}" in info.stderr.splitlines()
+    assert "ranks        3 of 4 on 1 host(s)" in info.stdout
+    out = tmp_path / "m.json"
+    proc = run("analyze", run_.trace_dir, "-o", out)
+    assert proc.returncode == 0
+    assert f"iomodel: warning: {run_.trace_dir}: {note}; the model is partial" in proc.stderr.splitlines()
+    model = json.loads(out.read_text())
+    assert model["source"]["partial"] == {"missing_ranks": "2", "empty_ranks": None, "stopped_ranks": None,
+                                          "notes": [note]}
+    assert model["application"]["np"] == 4 and model["application"]["name"] == "basic_c"
+    assert f"partial       {note}" in run("show", out).stdout.splitlines()
+
+
+def test_a_rank_killed_before_its_first_buffer_is_said(traced, tmp_path):
+    """Rank 0's file cut to its header (what a rank killed outright before its
+    first flush leaves): the model keeps the program's name from rank 1."""
+    run_ = traced("basic_c", 2)
+    f = run_.trace_dir / "rank-000000.iot"
+    f.write_bytes(f.read_bytes()[:256])
+    out = tmp_path / "m.json"
+    proc = run("analyze", run_.trace_dir, "-o", out, "-q")
+    assert proc.returncode == 0, proc.stderr
+    model = json.loads(out.read_text())
+    assert model["source"]["partial"]["empty_ranks"] == "0"
+    assert model["source"]["partial"]["notes"] == [
+        "rank 0: no events while the others have some (killed before the tracer wrote its buffer?)"]
+    assert (model["application"]["name"], model["application"]["np"]) == ("basic_c", 2)
+
+
+# -------------------------------------------------------------- 10. a full disk
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    d = tmp_path / "small"
+    d.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(d)], check=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def test_tracing_stopped_by_a_full_disk_is_recorded(build_dir, tmp_path, small_disk):
+    """2 ranks of 20,000 zero-byte writes (20,004 events, 640 KB a rank) into a
+    64 KiB disk: the run ends normally, each rank's trace keeps its whole
+    chunks and says where it stopped, why, and how the run ended."""
+    data = tmp_path / "data"
+    data.mkdir()
+    trace = small_disk / "trace"
+    proc = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--",
+                                     *mpirun(2, *program_command(build_dir, "many_events"), data, 20000)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "IOMODEL_BUFFER_BYTES": "8192"})
+    assert proc.returncode == 0, proc.stderr
+    assert "trace write failed (No space left on device)" in proc.stderr
+    info = run("trace-info", trace, "--json")
+    assert info.returncode == 0, info.stderr
+    s = json.loads(info.stdout)
+    assert s["ended_by"] == ["MPI_Finalize"]
+    from iomodel.analyzer import Trace
+    t = Trace(trace)
+    kept = t.ranks["events"].to_pylist()
+    assert 0 < sum(kept) and all(k < 20004 and k % 256 == 0 for k in kept)   # whole 256-event chunks
+    for row in t.ranks.to_pylist():
+        assert row["stopped"] == f"after {row['events']} of 20004 events: ENOSPC (No space left on device)"
+    assert len(s["gaps"]) == 2 and all("the run went on and ended by MPI_Finalize" in g for g in s["gaps"])
+
+
+# -------------------------------------------------------------- 11. outputs whole or not at all
+
+def test_analyze_on_a_full_disk_leaves_no_model(traced, small_disk):
+    run_ = traced("basic_c", 2)
+    (small_disk / "fill").write_bytes(b"\0" * (64 << 10))   # as much as it takes
+    proc = run("analyze", run_.trace_dir, "-o", small_disk / "model.json", "-q")
+    assert proc.returncode == 2 and "No space left on device" in proc.stderr.splitlines()[-1]
+    assert sorted(p.name for p in small_disk.iterdir()) == ["fill"]
+
+
+def test_analyze_makes_the_output_folder(traced, tmp_path):
+    run_ = traced("basic_c", 2)
+    out = tmp_path / "new" / "folder" / "m.json"
+    assert run("analyze", run_.trace_dir, "-o", out, "-q").returncode == 0
+    assert json.loads(out.read_text())["application"]["np"] == 2
+
+
+# -------------------------------------------------------------- 12. work directories
+
+@pytest.mark.parametrize("workdir, why", [
+    ("/", "a system directory"),
+    ("/etc", "a system directory"),
+    ("/usr/local/share", "a system directory"),
+    ("LINK", "a system directory"),
+    ("../../../../../../../..", "a system directory"),
+    ("FULL", "holds files that are not iomodel's"),
+])
+def test_dangerous_work_directories_are_refused(small_model, tmp_path, workdir, why):
+    (tmp_path / "link").symlink_to("/etc")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "thesis.tex").write_text("mine")
+    raw = {"LINK": str(tmp_path / "link"), "FULL": str(full)}.get(workdir, workdir)
+    resolved = os.path.realpath(raw)
+    vc = cluster_file(tmp_path, workdir=raw)
+    shown = f"run.workdir {raw!r}" + (f" ({resolved})" if resolved != raw else "")
+    tail = {"a system directory": "a system directory; give a directory of its own for iomodel's test "
+                                  "files, e.g. /tmp/iomodel-work or a new folder on the cluster's file system",
+            "holds files that are not iomodel's": "holds files that are not iomodel's; give a directory of its "
+                                                  "own (iomodel creates it if it does not exist)"}[why]
+    refused(run("replay", small_model, "--vc", vc, "--backend", "builtin", "-o", tmp_path / "r",
+                cwd=tmp_path), f"{shown}: {tail}")
+    assert not (tmp_path / "r").exists() and os.listdir(full) == ["thesis.tex"]
+
+
+def test_a_tilde_work_directory_is_the_home_one(small_model, tmp_path):
+    """~/NAME is the home directory's NAME, made for the replay and removed after,
+    not a folder named '~'."""
+    home = tmp_path / "home"
+    home.mkdir()
+    vc = cluster_file(tmp_path, workdir="~/iomodel-work")
+    proc = run("replay", small_model, "--vc", vc, "--backend", "builtin", "-o", tmp_path / "r",
+               cwd=tmp_path, env={**os.environ, "HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "~").exists() and os.listdir(home) == []
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert all(str(home / "iomodel-work") in " ".join(e["command"]) for e in results["runs"].values())
+
+
+# -------------------------------------------------------------- 13. small things
+
+def test_trace_info_into_head_is_quiet(traced):
+    run_ = traced("basic_c", 2)
+    proc = subprocess.run(" ".join(map(shlex.quote, IOMODEL + ["trace-info", str(run_.trace_dir), "--events"]))
+                          + " | head -1", shell=True, capture_output=True, text=True)
+    assert proc.stdout.startswith("rank") and proc.stderr == ""
+
+
+def test_trace_info_of_a_rank_not_there(traced):
+    run_ = traced("basic_c", 2)
+    refused(run("trace-info", run_.trace_dir, "--events", "--rank", 99),
+            f"{run_.trace_dir}: no rank 99 in the trace (ranks 0-1)")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m.update(runs=[]), "runs: they cover phases 1 to 0 of 41"),
+    (lambda m: m.update(order=[]), "order: empty, but some process takes part in two phases"),
+    (lambda m: m["phases"][2].update(colective=True), "phases[2].colective: unknown field (did you mean 'collective'?)"),
+    (lambda m: m["application"].update(np=10 ** 30), "application.np: expected an integer from 1 to 16777216, got an integer of 31 digits"),
+])
+def test_the_model_validator_refuses(tmp_path, edit, message):
+    m = json.loads(MODEL.read_text())
+    edit(m)
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(m))
+    refused(run("show", bad), f"{bad}: {message}")
+
+
+def test_a_model_with_a_key_twice_is_refused(tmp_path):
+    text = MODEL.read_text().replace('"weight":', '"weight": 0, "weight":', 1)
+    bad = tmp_path / "m.json"
+    bad.write_text(text)
+    refused(run("show", bad), f"{bad}: not a model: duplicate key 'weight'")
+
+
+def test_deletes_and_failed_opens_keep_their_file_names(traced):
+    run_ = traced("file_names", 2)
+    none, scratch = str(run_.data_dir / "missing" / "none.dat"), str(run_.data_dir / "scratch.dat")
+    t = run_.trace()
+    paths = t.paths
+    ev = [(e["rank"], e["routine"], paths[e["file_id"]] if e["file_id"] >= 0 else None, e["error"])
+          for e in t.events.to_pylist()]
+    assert ev == [(0, "MPI_Init", None, False), (0, "MPI_File_open", none, True),
+                  (0, "MPI_File_open", scratch, False), (0, "MPI_File_close", scratch, False),
+                  (0, "MPI_File_delete", scratch, False), (0, "MPI_Finalize", None, False),
+                  (1, "MPI_Init", None, False), (1, "MPI_File_open", none, True),
+                  (1, "MPI_Finalize", None, False)]
+    info = run("trace-info", run_.trace_dir)
+    assert [l.split()[0] for l in info.stdout.split("\n\n")[1].splitlines()[1:]] == sorted([none, scratch])
