@@ -135,7 +135,7 @@ def format_comparison(result):
         L.append(f"{lb:<16} {feas:<8} {p['io_time_s']:>11.2f} "
                  f"{'-' if perf is None else f'{perf / MiB:.1f}':>9} {money(p['cost_var_usd']):>10} "
                  f"{money(p['cost_fix_usd']):>10} {money(p['cost_usd']):>10} {money(p['billed_usd']):>10} "
-                 f"{'-' if pc is None else f'{pc:.4g}':>12}")
+                 f"{'-' if pc is None else f'{pc:#.4g}'.rstrip('.'):>12}")   # 25.60, not 25.6
     L.append("")
     L.append("best first (feasible VCs):")
     for what, key in (("I/O time", "by_time"), (f"cost ({COST_KEYS[ck]})", "by_cost"),

@@ -313,7 +313,7 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
             extra = modelled_options(model, inv) if as_modelled else []
             key = key_of(inv) + ("-" + "-".join(extra) if extra else "")
             ids = f"{inv.phase_ids[0]}" + (f" to {inv.phase_ids[-1]}" if len(inv.phase_ids) > 1 else "")
-            head = f"[{i}/{len(invs)}] phases {ids}: {inv.operation}, np {inv.np}"
+            head = f"[{i}/{len(invs)}] phase{'s' * (len(inv.phase_ids) > 1)} {ids}: {inv.operation}, np {inv.np}"
             prev = state.done(key)
             if prev:
                 print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
