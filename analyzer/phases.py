@@ -13,6 +13,8 @@ import numpy as np
 import iomodel
 from iomodel.models import FORMAT, VERSION, find_runs, format_ranks, validate
 
+from .trace import interface
+
 DEFAULT_COMM_GAP = 8        # one group of counts: this many calls still join a burst
 DEFAULT_IDLE_S = 0.1        # the same, in idle seconds (Darshan)
 COMM_BREAK_RATIO = 4        # a break between two groups of counts
@@ -326,6 +328,10 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     }
     model["source"].setdefault("unavailable", [])
     model["source"].setdefault("inferred", [])
+    if model["source"].get("module"):    # a Darshan log: its DXT module says the interface
+        for ph in phases:
+            ph["interface"] = ph["interface"] or ("MPI-IO" if model["source"]["module"] == "DXT_MPIIO"
+                                                  else "POSIX")
     return validate(model)
 
 
@@ -590,6 +596,7 @@ def _phase(ops, b, p, sel, c, g, mixed):
     phase = {
         "id": 0, "file": g["group"][p], "operation": "write" if g["write"][p] else "read",
         "routine": ops.routines[g["routine"][p]] or None,
+        "interface": interface(ops.routines[g["routine"][p]]) if ops.routines[g["routine"][p]] else None,
         "collective": None if cl != ch or cl < 0 else bool(cl),
         "np": npr, "ranks": ranks, "iop": len(sizes), "request_sizes": sizes,
         "rs": int(rs), "rs_min": int(rs_min), "rs_max": int(rs_max),

@@ -29,8 +29,34 @@ from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, buf
 TRACE_SUFFIX = ".iot"
 
 
+# POSIX and stdio data calls (tracer/wrappers.tmpl): their name, and what it says
+POSIX_READS = {"read", "__read_chk", "pread", "pread64", "__pread_chk", "__pread64_chk", "readv",
+               "preadv", "preadv64"}
+POSIX_WRITES = {"write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev64"}
+STDIO_READS, STDIO_WRITES = {"fread", "__fread_chk"}, {"fwrite"}
+UNDER_MPI = " under MPI"           # a POSIX call MPI-IO made inside a traced MPI call
+
+
+def interface(name):
+    """The I/O interface of a routine: MPI-IO, POSIX or STDIO (a call MPI-IO made:
+    POSIX under MPI-IO)."""
+    if name.endswith(UNDER_MPI):
+        return "POSIX under MPI-IO"
+    if name.startswith("MPI_"):
+        return "MPI-IO"
+    return "STDIO" if name.startswith("f") or name == "__fread_chk" else "POSIX"
+
+
 def routine_traits(name):
-    """What an MPI routine's name says about the access it makes."""
+    """What a routine's name says about the access it makes: MPI-IO's, or the
+    application's own POSIX and stdio calls (a call MPI-IO made underneath is no
+    data access of the application's)."""
+    if not name.startswith("MPI_"):
+        read, write = name in POSIX_READS | STDIO_READS, name in POSIX_WRITES | STDIO_WRITES
+        data = read or write
+        return dict(data=data, write=write, read=read,
+                    pointer=("explicit" if name.startswith(("p", "__p")) else "individual") if data else None,
+                    collective=False, nonblocking=False, split=False, interface=interface(name))
     data = name.startswith("MPI_File_") and ("write" in name or "read" in name) \
         and not name.endswith("_end")
     if "ordered" in name:
@@ -45,7 +71,7 @@ def routine_traits(name):
                 pointer=pointer if data else None,
                 collective=data and ("_all" in name or "ordered" in name),
                 nonblocking=data and name.startswith("MPI_File_i"),
-                split=data and name.endswith("_begin"))
+                split=data and name.endswith("_begin"), interface="MPI-IO")
 
 
 # The events table's columns before their Arrow types (`Trace._tables`): each
@@ -381,4 +407,4 @@ def open_trace(path, partial=False):
     return Trace(path, partial=partial)
 
 
-__all__ = ["Trace", "TraceError", "open_trace", "routine_traits"]
+__all__ = ["Trace", "TraceError", "open_trace", "routine_traits", "interface"]

@@ -26,10 +26,11 @@ STOP = struct.Struct("<QQQiIII")         # good_end, events_kept, events_total, 
 STILL_RUNNING = 0xFFFFFFFF
 MAX_SEQ = 2 ** 62                        # no rank makes more events than this
 META = struct.Struct("<IIQ")
-META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER = 1, 2, 3, 4, 5, 6
+META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER, META_LOST = 1, 2, 3, 4, 5, 6, 7
 OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")
-END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize"}
+END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize",
+           4: "exit (not an MPI program)"}
 END_SIGNAL = 3                           # how = 3 | signal number << 8
 
 RECORD_DTYPE = np.dtype([
@@ -77,6 +78,7 @@ class RankTrace:
     end: str = None                      # how the run ended, None if no end record
     stopped: dict = None                 # tracing stopped early (a failed write): how far, why
     version: int = VERSION               # of the trace format
+    lost_before_start: int = None        # events kept before MPI_Init when its buffers filled
     final_lclock: int = None
     mono_origin_ns: int = 0              # CLOCK_MONOTONIC at time zero
 
@@ -134,6 +136,8 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
         # version 3: u32 kind (1 delete, 2 failed open), u32 pad, the path; before, the path alone
         at = 8 if rt.version >= 3 else 0
         rt.named.append(dict(seq=seq, path=_cstr(bytes(body[at:]))))
+    elif mtype == META_LOST:
+        rt.lost_before_start = struct.unpack_from("<Q", body)[0]
     elif mtype == META_BUFFER:
         off = struct.unpack_from("<I", body)[0]
         if off > 4095:

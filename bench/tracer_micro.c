@@ -1,5 +1,7 @@
 /* Tracer microbenchmark: time per call of MPI_File_write_at (0 bytes and
- * 4 KiB, on a file in /dev/shm), of a communication call with no I/O
+ * 4 KiB, on a file in /dev/shm), of POSIX pwrite (0 bytes and 4 KiB on a file
+ * the tracer follows, in /dev/shm; 0 bytes on /dev/null, a path it leaves
+ * out: what every other descriptor's calls pay), of a communication call with no I/O
  * (MPI_Barrier on MPI_COMM_SELF) and of MPI_File_set_view with S3D-IO's
  * filetype (one of 2 ranks' part of 16 arrays of 48^3 doubles: a subarray
  * {16,48,48,48} of {16,24,48,48}, 6.75 MiB in 16 runs), run once untraced and
@@ -9,6 +11,7 @@
  * below on the machine at hand.
  *
  * usage: tracer_micro DIR CALLS          prints one line of JSON */
+#include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,24 @@ int main(int argc, char **argv)
         MPI_File_set_view(fh, 512, MPI_DOUBLE, slab, "native", MPI_INFO_NULL);
     t[3] = (now() - t0) / nv;
     MPI_Type_free(&slab);
+    /* POSIX: a file the tracer follows (in /dev/shm), and one it leaves out */
+    char ppath[4096];
+    snprintf(ppath, sizeof ppath, "%s/posix.%d.dat", argv[1], rank);
+    int pfd = open(ppath, O_CREAT | O_RDWR | O_TRUNC, 0644), nfd = open("/dev/null", O_WRONLY);
+    double tp[3];
+    const int psizes[3] = {0, 4096, 0};
+    for (int s = 0; s < 3; s++) {
+        int f = s == 2 ? nfd : pfd;
+        for (long i = 0; i < n / 10; i++)
+            if (pwrite(f, buf, (size_t)psizes[s], (off_t)(i % 256) * 4096) < 0) MPI_Abort(MPI_COMM_WORLD, 1);
+        double t1 = now();
+        for (long i = 0; i < n; i++)
+            if (pwrite(f, buf, (size_t)psizes[s], (off_t)(i % 256) * 4096) < 0) MPI_Abort(MPI_COMM_WORLD, 1);
+        tp[s] = (now() - t1) / n;
+    }
+    close(pfd);
+    close(nfd);
+    unlink(ppath);
     volatile unsigned long long sink = 0;   /* keeps the reads in the loop */
     t0 = now();
     for (long i = 0; i < n; i++) sink += ticks();
@@ -82,7 +103,9 @@ int main(int argc, char **argv)
     unlink(path);
     if (rank == 0)
         printf("{\"write0_ns\": %.2f, \"write4k_ns\": %.2f, \"comm_ns\": %.2f, \"view_ns\": %.1f, "
-               "\"clock_ns\": %.2f}\n", t[0] * 1e9, t[1] * 1e9, t[2] * 1e9, t[3] * 1e9, clock_s * 1e9);
+               "\"clock_ns\": %.2f, \"pwrite0_ns\": %.2f, \"pwrite4k_ns\": %.2f, \"pwrite_excluded_ns\": %.2f}\n",
+               t[0] * 1e9, t[1] * 1e9, t[2] * 1e9, t[3] * 1e9, clock_s * 1e9, tp[0] * 1e9, tp[1] * 1e9,
+               tp[2] * 1e9);
     MPI_Finalize();
     return 0;
 }

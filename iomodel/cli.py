@@ -131,6 +131,8 @@ def cmd_analyze(args):
         print(f"iomodel: note: inferred: {line}", file=sys.stderr)
     for line in (model["source"].get("partial") or {}).get("notes", []):
         print(f"iomodel: warning: {args.input}: {line}; the model is partial", file=sys.stderr)
+    if not model["phases"]:      # no silent empty model: say what the input holds instead
+        return fail(f"{args.input}: no data access to model: {_what_was_seen(args.input)}")
     save_model(model, args.output, check=False)  # build_model validated it
     if not args.quiet:
         print(text(model))
@@ -138,9 +140,29 @@ def cmd_analyze(args):
     return 0
 
 
-def _load(path):
+def _what_was_seen(path):
+    """What a trace without data accesses holds: its calls."""
+    from pathlib import Path
+    if not Path(path).is_dir():
+        return ("the log has no read or write of a file (its I/O went through what Darshan "
+                "did not record)")
+    from iomodel.analyzer import Trace
+    from iomodel.analyzer.summary import summarize
+    calls = summarize(Trace(path))["events"]
+    seen = ", ".join(f"{n} x{c}" for n, c in sorted(calls.items())) or "no call at all"
+    return (f"the trace holds only {seen}: the application's I/O went through calls the tracer "
+            "does not follow, or to files it leaves out (docs/commands/trace.md, \"What is "
+            "recorded\")")
+
+
+def _load(path, phases=False):
+    """A model file; phases: one that has some (a model without is nothing to
+    replay or predict)."""
     from iomodel.models import load_model
-    return load_model(path)
+    model = load_model(path)
+    if phases and not model["phases"]:
+        raise ValueError(f"{path}: the model has no phases: no I/O to replay or predict")
+    return model
 
 
 def cmd_show(args):
@@ -233,7 +255,7 @@ def _default_dir(prefix, *names):
 
 def cmd_predict(args):
     from iomodel.replay.predict import format_prediction, predict
-    model = _load(args.model)
+    model = _load(args.model, phases=True)
     (cluster,) = _clusters(args)
     (profile,) = _profiles(args, [cluster])
     bws = None
@@ -256,7 +278,7 @@ def cmd_predict(args):
 
 def cmd_compare(args):
     from iomodel.replay.compare import compare, format_comparison, plot_comparison
-    model = _load(args.model)
+    model = _load(args.model, phases=True)
     clusters = _clusters(args)
     result = compare(model, clusters, _profiles(args, clusters))
     print(json.dumps(result, indent=2) if args.json else format_comparison(result))
@@ -278,7 +300,7 @@ def _one_cluster(args):
 def cmd_ior(args):
     from iomodel.replay.ior import ior_invocations, ior_scripts, to_json, to_sh
     from iomodel.replay.trust import check_launcher_options
-    model = _load(args.model)
+    model = _load(args.model, phases=True)
     cluster = _one_cluster(args)
     invs = ior_invocations(model, cluster)
     if args.format == "json":
@@ -301,7 +323,7 @@ def cmd_replay(args):
     from iomodel.replay.backends import get_backend
     from iomodel.replay.characterize import profile_from_replay, write_profile
     from iomodel.replay.runner import replay
-    model = _load(args.model)
+    model = _load(args.model, phases=True)
     cluster = _one_cluster(args)
     backend = get_backend(args.backend)
     out = args.output or _default_dir("replay", model["application"]["name"], cluster.name)
@@ -347,7 +369,15 @@ def cmd_characterize(args):
                              f"got {', '.join(bad)}")
         sweep["operations"] = tuple(args.ops.split(","))
     if args.access:
+        bad = [x for x in args.access.split(",") if x not in ("shared", "unique")]
+        if bad:
+            raise ValueError(f"--access {args.access}: expected shared and/or unique, got {', '.join(bad)}")
         sweep["access_types"] = tuple(args.access.split(","))
+    if args.api:
+        bad = [x for x in args.api.split(",") if x not in ("MPIIO", "POSIX")]
+        if bad:
+            raise ValueError(f"--api {args.api}: expected MPIIO and/or POSIX, got {', '.join(bad)}")
+        sweep["apis"] = tuple(dict.fromkeys(args.api.split(",")))
     if args.collective:
         kinds = {"collective": True, "independent": False}
         bad = [x for x in args.collective.split(",") if x not in kinds]
@@ -536,6 +566,9 @@ def build_parser():
     ch.add_argument("--ops", help="write,read,reread (default write,read; reread: read back "
                     "through the open the write used)")
     ch.add_argument("--access", help="shared,unique (default both)")
+    ch.add_argument("--api", help="MPIIO,POSIX: the interfaces to measure through (default MPIIO; "
+                    "POSIX: pread and pwrite, for the phases of an application's own POSIX and "
+                    "stdio I/O, independent points only)")
     ch.add_argument("--collective", help="collective,independent (default both)")
     ch.add_argument("--bytes", help="data moved per point (default 256m)")
     ch.add_argument("--pieces", help="also measure each shared point of several processes through a "

@@ -14,10 +14,13 @@ def human(n):
 
 
 def operation_name(phase):
-    """MPI_File_write_at_all -> Write_at_all, as the paper's tables name them."""
+    """MPI_File_write_at_all -> Write_at_all, as the paper's tables name them;
+    a POSIX or stdio call by its name and interface: pwrite64 (POSIX)."""
     r = phase.get("routine")
     if not r:
-        return phase["operation"]
+        return phase["operation"] + (f" ({phase['interface']})" if phase.get("interface") else "")
+    if not r.startswith("MPI_"):
+        return f"{r} ({phase.get('interface') or 'POSIX'})"
     r = r.replace("MPI_File_", "")
     return r[:1].upper() + r[1:]
 
@@ -38,7 +41,9 @@ def metadata_sentence(model):
     types = sorted({f["access_type"] for f in files})
     nshared = sum(f["access_type"] == "shared" for f in files)
     nunique = sum(len(f["paths"]) for f in files if f["access_type"] == "unique")
-    parts = [", ".join(words) if words else "no data access"]
+    ifaces = list(dict.fromkeys(p["interface"] for p in model["phases"] if p.get("interface")))
+    parts = [(", ".join(words) if words else "no data access")
+             + (f" through {' and '.join(ifaces)}" if ifaces else "")]
     parts.append(f"{' and '.join(m.capitalize() for m in modes)} access mode" if modes else "")
     parts.append(f"{' and '.join(t.capitalize() for t in types)} access type" if types else "")
     what = []
@@ -70,7 +75,9 @@ def phase_rows(model):
         rows.append({
             "IdPh": str(first) if first == last else f"{first} to {last}",
             "file": names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]} ({len(names)} files)",
-            "np": str(p["np"]),
+            # a phase of some of the processes says which (rank 0 writing for all)
+            "np": str(p["np"]) + (f" (rank{'s' * (p['np'] > 1)} {p['ranks']})"
+                                  if p["np"] < model["application"]["np"] else ""),
             "operation": operation_name(p),
             "rs": rs,
             "rep": str(p["rep"]),

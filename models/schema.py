@@ -96,6 +96,7 @@ SCHEMA = {
                 "properties": {
                     "id": _POS, "file": _INT, "operation": {"enum": ["write", "read"]},
                     "routine": _NULL_OR(_STR), "collective": _NULL_OR(_BOOL),
+                    "interface": _NULL_OR({"enum": ["MPI-IO", "POSIX", "STDIO"]}),
                     "np": _NP, "ranks": _RANGES, "iop": _POS,
                     "request_sizes": {"type": "array", "items": _INT},
                     "rs": _INT, "rs_min": _INT, "rs_max": _INT,

@@ -28,11 +28,14 @@ DEFAULT_SIZES = [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB,
 
 
 def sweep_points(sizes, nps, operations=("write", "read"), access_types=("shared", "unique"),
-                 collective=(True, False)):
-    """The sweep's points: dicts of size, np, operation, access_type, collective."""
-    return [{"rs": rs, "np": n, "operation": op, "access_type": at, "collective": c}
-            for n in nps for rs in sizes for at in access_types for c in collective
-            for op in operations]
+                 collective=(True, False), apis=("MPIIO",)):
+    """The sweep's points: dicts of size, np, operation, access_type, collective
+    and, of a POSIX point (`api`: pread and pwrite, for the phases of an
+    application's own POSIX and stdio I/O), no collective one."""
+    return [{"rs": rs, "np": n, "operation": op, "access_type": at, "collective": c,
+             **({"api": api} if api != "MPIIO" else {})}
+            for api in apis for n in nps for rs in sizes for at in access_types for c in collective
+            for op in operations if api == "MPIIO" or not c]
 
 
 def sweep_segments(point, target_bytes):
@@ -62,20 +65,21 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     # a random point: each process's operations in one block, in a random order (IOR's
     # -z needs a block of several transfers), as a random phase's replay has them
     shuffle = ["-z"] if point.get("random") and segments > 1 else []
+    api = point.get("api") or "MPIIO"
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
                     f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else "")
                     + (f".o{boff}" if boff else "") + (f".k{point['think_s']:g}" if think else "")
-                    + (".z" if shuffle else ""))
+                    + (".z" if shuffle else "") + (f".{api.lower()}" if api != "MPIIO" else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
     if unique and place is not None:
         test_file = place(test_file, n)
-    common = dict(phase_ids=[0], np=n, api="MPIIO", segments=1 if shuffle else segments,
+    common = dict(phase_ids=[0], np=n, api=api, segments=1 if shuffle else segments,
                   block=rs * segments if shuffle else rs, transfer=rs,
                   file_per_proc=unique, collective=point["collective"],
                   test_file=test_file, piece=piece, buffer_offset=boff)
     # a shared independent point of fewer processes runs as the replay of such a
     # phase does: in a job of job_np, the others holding the file open
-    idle = idle_openers_job(n, job_np, not unique, "MPIIO", point["collective"], piece,
+    idle = idle_openers_job(n, job_np, not unique, api, point["collective"], piece,
                             point["operation"] == "reread", defeat_page_cache)
     extra = ["-C", "-e"] if defeat_page_cache else []
     if shuffle:                        # IOR refuses -C with -z on a shared file
@@ -137,7 +141,8 @@ def view_points(points, pieces):
     piece, larger than it: the same through a view of such pieces (the ratio of
     the two is the profile's view ratio, replay/profile.py)."""
     return [{**pt, "piece": p} for pt in points for p in pieces
-            if pt["access_type"] == "shared" and pt["np"] > 1 and pt["rs"] > p and pt["rs"] % p == 0]
+            if pt["access_type"] == "shared" and pt["np"] > 1 and pt["rs"] > p and pt["rs"] % p == 0
+            and not pt.get("api")]       # a view is MPI-IO's
 
 
 def offset_points(points, offsets):
@@ -366,6 +371,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                 counted = unstolen(entries[i])
                 measured.append({**pt, "ops_per_process": ops_of(inv), "bw_Bps": entry["bandwidth_Bps"],
                                  "time_s": entry.get("time_s"), "source": backend.name,
+                                 "api": pt.get("api") or "MPIIO",
                                  # every pass that counted, for predictions pass by pass
                                  "pass_bandwidths_Bps": [
                                      e["bandwidth_Bps"] if (e := in_pass[i].get(k)) is not None and
@@ -387,8 +393,9 @@ def profile_from_replay(model, by_phase, backend_name):
         piece, boff = (next((int(a.split("=", 1)[1]) for a in entry.get("command") or []
                              if isinstance(a, str) and a.startswith(f"--iomodel.{x}=")), None)
                        for x in ("piece", "bufferOffset"))
-        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"], piece, boff)
-        points[key] = {"operation": op, "access_type": key[1],
+        api = "POSIX" if p.get("interface") in ("POSIX", "STDIO") else "MPIIO"
+        key = (op, files[p["file"]]["access_type"], p.get("collective"), p["np"], p["rs"], piece, boff, api)
+        points[key] = {"operation": op, "access_type": key[1], "api": api,
                        "collective": p.get("collective"), "np": p["np"], "rs": max(p["rs"], 1),
                        "ops_per_process": ops_per_process(p), "piece": piece,
                        "buffer_offset": boff,

@@ -113,6 +113,13 @@ def _posix_only(model):
 
 
 def _api(model, phase, notes):
+    if phase.get("interface") == "STDIO":
+        notes.append("The application wrote through stdio (fread/fwrite): IOR's POSIX API makes "
+                     "each transfer one system call, where stdio's buffer may have joined or split "
+                     "them.")
+        return "POSIX"
+    if phase.get("interface") in ("MPI-IO", "POSIX"):
+        return "MPIIO" if phase["interface"] == "MPI-IO" else "POSIX"
     routine = phase.get("routine")
     if routine:
         return "MPIIO" if routine.startswith("MPI_") else "POSIX"

@@ -171,7 +171,8 @@ def _bandwidth_args(phase, access_type, file_size):
         phase["offsets"].get("contiguous") is False else None
     return (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
             ops_per_process(phase), piece, phase.get("buffer_offset"), file_size,
-            phase.get("access_mode") == "random")
+            phase.get("access_mode") == "random",
+            "POSIX" if phase.get("interface") in ("POSIX", "STDIO") else "MPIIO")
 
 
 def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None):

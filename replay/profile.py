@@ -34,6 +34,8 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
                             entry is null where the pass did not count (it
                             failed, or lost its time to steal while others did
                             not); null: measured in one pass, or given
+    api            string   "MPIIO" or "POSIX": the interface the measurement used
+                            (IOR's -a; characterize --api); null: MPIIO
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
@@ -132,7 +134,9 @@ SCHEMA = pa.schema([
     ("think_s", pa.float64()),
     ("random", pa.bool_()),
     ("pass_bandwidths_Bps", pa.list_(pa.float64())),
+    ("api", pa.string()),
 ])
+APIS = ("MPIIO", "POSIX")
 
 OPERATIONS = ("write", "read", "reread")   # reread: read back through the write's open
 ACCESS_TYPES = ("shared", "unique")
@@ -260,6 +264,9 @@ def _point(p, i):
     rnd = get("random", default=None)
     if rnd is not None and not isinstance(rnd, bool):
         raise ProfileError(f"bandwidth point {i}: random must be true, false or null, got {rnd!r}")
+    api = get("api", default=None)
+    if api is not None and api not in APIS:
+        raise ProfileError(f"bandwidth point {i}: api must be MPIIO or POSIX, got {api!r}")
     passes = get("pass_bandwidths_Bps", default=None)
     if passes is not None and (not isinstance(passes, (list, tuple)) or not passes or any(
             b is not None and (isinstance(b, bool) or not isinstance(b, (int, float)) or
@@ -268,7 +275,8 @@ def _point(p, i):
                            f"> 0 (B/s) or nulls, got {passes!r}")
     return (op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops, piece,
             boff or None, cap, (None if think is None else float(think)), rnd or None,
-            None if passes is None else [None if b is None else float(b) for b in passes])
+            None if passes is None else [None if b is None else float(b) for b in passes],
+            api)
 
 
 def computing_text(size, np, at):
@@ -285,7 +293,7 @@ class Profile:
         if table is None:
             table = SCHEMA.empty_table()
         for name in ("ops_per_process", "piece", "buffer_offset", "file_cap", "think_s", "random",
-                     "pass_bandwidths_Bps"):
+                     "pass_bandwidths_Bps", "api"):
             if name not in table.column_names:     # profiles from before them
                 table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
@@ -406,7 +414,7 @@ class Profile:
     # -- the question ---------------------------------------------------------------
 
     def bandwidth(self, operation, np, rs, access_type="shared", collective=None, ops=None,
-                  piece=None, buffer_offset=None, file_size=None, random=False):
+                  piece=None, buffer_offset=None, file_size=None, random=False, api="MPIIO"):
         """BW_CH (B/s) for `np` processes each moving `rs` bytes per operation,
         and a note saying how it was obtained.
 
@@ -433,6 +441,9 @@ class Profile:
         the sweep's points of their kind (`_one_stripe`); else they are left out.
         `random`: the phase's operations go to random offsets: the time is
         multiplied by the measured random ratio (`_random_ratio`).
+        `api`: the interface of the phase's calls (MPIIO, or POSIX for POSIX and
+        stdio phases): the points measured through it answer, else MPI-IO's
+        (the note says so).
         ProfileError when the profile has no point at all for the operation.
         """
         if operation not in OPERATIONS:
@@ -441,14 +452,18 @@ class Profile:
             raise ProfileError(f"np and rs must be >= 1, got np {np}, rs {rs}")
         # points computing between operations answer only given_back, random ones only
         # a random phase's ratio
-        mine = [r for r in self.rows() if r["operation"] == operation]
+        notes = []
+        mine = [r for r in self.rows() if r["operation"] == operation and (r["api"] or "MPIIO") == api]
+        if not mine and api != "MPIIO":
+            mine = [r for r in self.rows() if r["operation"] == operation and r["api"] in (None, "MPIIO")]
+            if mine:
+                notes.append(f"no {api} point measured (characterize --api {api}): MPI-IO's used")
         randoms = [r for r in mine if r["random"]]
         every = [r for r in mine if r["think_s"] is None and not r["random"]]
         if not every:
             have = sorted({r["operation"] for r in self.rows()})
             raise ProfileError(f"no {operation} bandwidth in the profile"
                                + (f" (it has only {', '.join(have)})" if have else " (it is empty)"))
-        notes = []
         aligned = [r for r in every if not r["buffer_offset"]]
         if buffer_offset:
             placed, at = _offset_points(every, operation, buffer_offset, collective)

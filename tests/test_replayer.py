@@ -150,10 +150,12 @@ def run(cmd, **kw):
 
 
 def traced(tmp_path, name, *args):
-    """Run the replayer under `iomodel trace`; (process, Trace)."""
+    """Run the replayer under `iomodel trace`, its MPI-IO only (not the POSIX
+    writes of its summary file); (process, Trace)."""
     from iomodel.analyzer import Trace
     tdir = tmp_path / f"{name}-trace"
-    proc = run([*IOMODEL, "trace", "-o", tdir, "--", *replay_cmd(*args)])
+    proc = run([*IOMODEL, "trace", "-o", tdir, "--", *replay_cmd(*args)],
+               env={**os.environ, "IOMODEL_POSIX": "0"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc, Trace(tdir)
 

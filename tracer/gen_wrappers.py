@@ -3,11 +3,14 @@
 
 Usage: gen_wrappers.py TEMPLATE MPI_H OUT_C
 
-For every template line this writes MPI_X and PMPI_X with one shared body, a
-pointer to the real PMPI_X (resolved with dlsym(RTLD_NEXT)) and an op id.  The
-body is the class macro of wrap_macros.h; the prototype, and so the parameter
-names the macro uses, come from mpi.h, so the wrappers always match the MPI
-they are built against.  Generated code is never edited by hand.
+For every MPI template line this writes MPI_X and PMPI_X with one shared body,
+a pointer to the real PMPI_X (resolved with dlsym(RTLD_NEXT)) and an op id.
+The body is the class macro of wrap_macros.h; the prototype, and so the
+parameter names the macro uses, come from mpi.h, so the wrappers always match
+the MPI they are built against.  A POSIX or stdio line gives its prototype
+itself (the C library's headers are not parsed; the compiler checks it
+against them) and its body is a class macro of posix_macros.h.  Generated code
+is never edited by hand.
 """
 import re
 import sys
@@ -30,6 +33,18 @@ CLASS_PARAMS = {
     "test_some": ("incount", "array_of_requests", "outcount", "array_of_indices"),
     "request_free": ("request",), "comm": (),
 }
+# POSIX and stdio classes (posix_macros.h): their parameters, checked against the
+# prototype the template line gives.  p_* classes get a second op, the call made
+# inside a traced MPI call ("NAME under MPI"), recorded with IOMODEL_UNDER_MPI=1.
+POSIX_PARAMS = {
+    "p_open": ("path", "flags"), "p_openat": ("dirfd", "path", "flags"), "p_creat": ("path", "mode"),
+    "p_close": ("fd",), "p_unlink": ("path",), "p_io": ("fd", "buf", "count"),
+    "p_iov": ("fd", "iov", "iovcnt"), "p_seek": ("fd", "offset", "whence"), "p_call": ("fd",),
+    "s_open": ("path", "mode"), "s_fdopen": ("fd", "mode"), "s_close": ("stream",),
+    "s_io": ("ptr", "size", "nmemb", "stream"), "s_seek": ("stream", "offset", "whence"),
+    "s_call": ("stream",),
+}
+POSIX_PROTO = re.compile(r"^(?P<ret>.*?[\w*])\s*\b(?P<name>\w+)\s*\((?P<params>.*)\)\s*$")
 FLAG_BITS = {"coll": "IOM_F_COLL", "write": "IOM_F_WRITE", "read": "IOM_F_READ"}
 POSITION = {"at": "IOM_POS_AT", "ind": "IOM_POS_IND", "shared": "IOM_POS_SHARED"}
 PROTO = re.compile(r"\bint\s+PMPI_(\w+)\s*\(([^()]*)\)\s*[^;]*;", re.S)
@@ -40,15 +55,24 @@ class TemplateError(Exception):
 
 
 def read_template(path):
+    """[(line, class, routine, flags, prototype or None)]: MPI lines, and POSIX
+    lines that give their prototype after ':'."""
     entries = []
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
-            words = line.split("#", 1)[0].split()
+            text, _, proto = line.split("#", 1)[0].partition(":")
+            words = text.split()
             if not words:
                 continue
-            if len(words) < 2 or words[0] not in CLASS_PARAMS:
+            if words[0] in POSIX_PARAMS:
+                if len(words) < 2 or not proto.strip():
+                    raise TemplateError(f"{path}:{lineno}: expected 'CLASS routine [flags] : prototype', "
+                                        f"got {line.strip()!r}")
+                entries.append((lineno, words[0], words[1], words[2:], " ".join(proto.split())))
+            elif len(words) < 2 or words[0] not in CLASS_PARAMS or proto.strip():
                 raise TemplateError(f"{path}:{lineno}: expected 'CLASS MPI_Routine [flags]', got {line.strip()!r}")
-            entries.append((lineno, words[0], words[1], words[2:]))
+            else:
+                entries.append((lineno, words[0], words[1], words[2:], None))
     return entries
 
 
@@ -89,18 +113,68 @@ def body(cls, name, flags, call):
     return f"IOM_{cls.upper()}({op}, {call})"
 
 
+def posix_wrapper(template, lineno, cls, name, flags, proto):
+    """The C of one POSIX or stdio wrapper: the real function's pointer, and
+    the function itself with the template's prototype, its body the class macro."""
+    m = POSIX_PROTO.match(proto)
+    if not m or m.group("name") != name:
+        raise TemplateError(f"{template}:{lineno}: the prototype {proto!r} is not that of {name}")
+    ret, params = m.group("ret").strip(), m.group("params").strip()
+    variadic = params.endswith("...")
+    fixed = params[:-3].rstrip(" ,") if variadic else params
+    args = param_names(fixed)
+    missing = [p for p in POSIX_PARAMS[cls] if p not in args]
+    missing += [f[4:] for f in flags if f.startswith("ARG=") and f[4:] not in args]
+    if missing:
+        raise TemplateError(f"{template}:{lineno}: {name} ({cls}) lacks parameter(s) {missing}")
+    types = ", ".join(p.rsplit(a, 1)[0].strip() for p, a in zip(fixed.split(","), args)) if args else "void"
+    bits = " | ".join(FLAG_BITS[f] for f in flags if f in FLAG_BITS) or "0"
+    under = f"IOM_OPU_{name}" if cls.startswith("p_") else "-1"
+    call_args = args + (["mode"] if variadic else [])
+    call = f"iom_real_{name}({', '.join(call_args)})"
+    arg = next((f"(int64_t)({f[4:]})" for f in flags if f.startswith("ARG=")), "0")
+    if cls in ("p_io", "p_iov") and ("at" in flags) == ("cur" in flags):
+        raise TemplateError(f"{template}:{lineno}: {name}: a data access needs exactly one of at/cur")
+    pos = "(int64_t)offset" if "at" in flags else "IOM_CUR"
+    macro = {"p_io": f"IOM_P_IO({name}, IOM_OP_{name}, {under}, {bits}, {pos}, {call})",
+             "p_iov": f"IOM_P_IOV({name}, IOM_OP_{name}, {under}, {bits}, {pos}, {call})",
+             "p_call": f"IOM_P_CALL({name}, IOM_OP_{name}, {under}, {arg}, {call})",
+             "s_io": f"IOM_S_IO({name}, IOM_OP_{name}, {bits}, {call})",
+             }.get(cls, f"IOM_{cls.upper()}({name}, IOM_OP_{name}, {under}, {call})")
+    head = ""
+    if variadic:        # open's mode: only there with O_CREAT or O_TMPFILE
+        head = (f"mode_t mode = 0; if (IOM_OPEN_NEEDS_MODE(flags)) {{ va_list ap; va_start(ap, {args[-1]}); "
+                f"mode = (mode_t)va_arg(ap, int); va_end(ap); }} ")
+    real_params = f"{types}, ..." if variadic else types
+    return [f"/* {name}: {cls} {' '.join(flags)} */",
+            f"IOM_HIDDEN {ret} (*iom_real_{name})({real_params});",
+            f"{ret} {name}({params})",
+            f"{{ {head}{macro} }}", ""]
+
+
 def generate(template, mpi_h):
     entries = read_template(template)
     protos = read_prototypes(mpi_h)
     seen = set()
     out = ["/* Generated by tracer/gen_wrappers.py from tracer/wrappers.tmpl and "
            f"{mpi_h}. Do not edit. */",
-           '#include "wrap_macros.h"', ""]
-    ops, names = [], []
-    for lineno, cls, name, flags in entries:
+           "#define _GNU_SOURCE",
+           "#undef _FORTIFY_SOURCE",
+           "#undef _FILE_OFFSET_BITS",
+           '#include "wrap_macros.h"',
+           '#include "posix_macros.h"', ""]
+    ops, names, unders = [], [], []
+    for lineno, cls, name, flags, proto in entries:
         if name in seen:
             raise TemplateError(f"{template}:{lineno}: {name} listed twice")
         seen.add(name)
+        if proto is not None:
+            ops.append(f"#define IOM_OP_{name} {len(names)}")
+            names.append(name)
+            if cls.startswith("p_"):
+                unders.append(name)
+            out += posix_wrapper(template, lineno, cls, name, flags, proto)
+            continue
         if name not in protos:
             raise TemplateError(f"{template}:{lineno}: {name} has no prototype in {mpi_h}")
         params = protos[name]
@@ -123,17 +197,25 @@ def generate(template, mpi_h):
             f"int {pname}({params}) {{ return iom_do_{name}({', '.join(args)}); }}",
             "",
         ]
-    header = ["", *ops, f"#define IOM_NOPS {len(names)}",
+    # a POSIX call made inside a traced MPI call: its own op, after all the others
+    for k, name in enumerate(unders):
+        ops.append(f"#define IOM_OPU_{name} {len(names) + k}")
+    all_names = names + [f"{n} under MPI" for n in unders]
+    header = ["", *ops, f"#define IOM_NOPS {len(all_names)}",
               '_Static_assert(IOM_NOPS < IOM_OP_EXTENSION, "routine ids must fit below the extension id");', ""]
+    posix = {e[2] for e in entries if e[4] is not None}
     table = ["const int iom_nops = IOM_NOPS;",
              "const char *const iom_op_names[IOM_NOPS] = {",
-             *[f'    "{n}",' for n in names], "};", "",
-             "/* Resolve every real PMPI_X once, when the library is loaded. */",
+             *[f'    "{n}",' for n in all_names], "};", "",
+             "/* Resolve every real function once, when the library is loaded (PMPI_X for",
+             " * MPI_X; a POSIX wrapper called before that resolves its own). */",
              "void iom_resolve_reals(void)", "{"]
-    table += [f'    iom_real_{n} = (__typeof__(iom_real_{n}))iom_dlsym_next("P{n}");' for n in names]
+    table += [f'    iom_real_{n} = (__typeof__(iom_real_{n}))iom_dlsym_next("{n if n in posix else "P" + n}");'
+              for n in names]
     table += ["}", ""]
     # Op ids must be known before the bodies that use them.
-    return "\n".join(out[:3] + header + out[3:] + table)
+    top = 7
+    return "\n".join(out[:top] + header + out[top:] + table)
 
 
 def main(argv):

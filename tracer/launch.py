@@ -9,6 +9,10 @@ from . import library_path
 
 # Launchers that forward only the variables named with -x to remote nodes.
 OPENMPI_LAUNCHERS = {"mpirun", "mpiexec", "orterun"}
+# Anything that starts MPI processes: without one, the command is one process,
+# traced on its own (as rank 0 of 1, whether it calls MPI_Init or not).
+LAUNCHERS = OPENMPI_LAUNCHERS | {"mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich",
+                                 "mpiexec.hydra", "srun", "aprun", "jsrun", "flux", "prun"}
 
 
 def traced_command(cmd):
@@ -40,6 +44,8 @@ def run_traced(outdir, cmd, extra_env=None):
     env = dict(os.environ)
     env.update(extra_env or {})
     env["IOMODEL_TRACE_DIR"] = str(out)
+    if cmd and os.path.basename(cmd[0]) not in LAUNCHERS:
+        env["IOMODEL_NONMPI"] = "1"     # the tracer writes a process that never calls MPI_Init too
     env["LD_PRELOAD"] = ":".join(x for x in (str(lib), env.get("LD_PRELOAD", "")) if x)
     if shutil.which(cmd[0]) is None and not Path(cmd[0]).exists():
         raise FileNotFoundError(f"command not found: {cmd[0]}")

@@ -1,5 +1,6 @@
 /* iomodel tracer runtime: trace file, buffers, open-file slots, nonblocking
- * requests, and the recording functions the generated wrappers call.
+ * requests, and the recording functions the generated wrappers call (MPI-IO,
+ * and the application's own POSIX and stdio I/O).
  *
  * Every rank writes <dir>/rank-NNNNNN.iot: a header, then chunks of events
  * (fixed 32-byte records) and of metadata (opens, views, buffers, ...), each chunk
@@ -13,10 +14,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -25,6 +29,10 @@
 
 __thread int iom_depth __attribute__((tls_model("initial-exec")));
 int iom_on;
+int iom_pon;
+int iom_under;
+int *iom_fdslot;
+int iom_nfd;
 int iom_mt;
 uint32_t iom_lclock;
 int iom_npending;
@@ -35,9 +43,10 @@ extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
 
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3, CHUNK_STOP = 4 };
-enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6 };
+enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6,
+       META_LOST = 7 };
 enum { PATH_DELETE = 1, PATH_FAILED_OPEN = 2 };   /* a path record's event, by what it did */
-enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2, END_SIGNAL = 3 }; /* END_SIGNAL | signo << 8 */
+enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2, END_SIGNAL = 3, END_NO_MPI = 4 }; /* END_SIGNAL | signo << 8 */
 
 struct file_header {
     char magic[8];           /* "IOMTRACE" */
@@ -87,15 +96,28 @@ _Static_assert(sizeof(struct stop_record) == 40, "stop record must stay 40 bytes
 
 /* ------------------------------------------------------------------ state */
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/* in_buffers: the buffers are being changed, so a signal handler that
- * interrupted this must not write them out (the fences keep the compiler
+/* One lock for the buffers, taken on every record: POSIX calls come from any
+ * thread, whatever MPI's thread level.  A spinlock, for an uncontended one is
+ * one atomic exchange; a waiter yields now and then (a holder may be writing a
+ * chunk).  in_buffers: this thread is changing the buffers, so a signal handler
+ * that interrupted it must not write them out (the fences keep the compiler
  * from moving buffer stores outside the mark). */
-static volatile sig_atomic_t in_buffers;
-#define LOCK()   do { if (iom_mt) pthread_mutex_lock(&lock); \
-                      in_buffers = 1; __atomic_signal_fence(__ATOMIC_SEQ_CST); } while (0)
+static int lock;
+static __thread volatile sig_atomic_t in_buffers;
+
+static inline void spin_lock(void)
+{
+    for (unsigned n = 0; __atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE); n++) {
+        if (n % 256 == 255) sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else __builtin_ia32_pause();
+#endif
+    }
+}
+
+#define LOCK()   do { spin_lock(); in_buffers = 1; __atomic_signal_fence(__ATOMIC_SEQ_CST); } while (0)
 #define UNLOCK() do { __atomic_signal_fence(__ATOMIC_SEQ_CST); in_buffers = 0; \
-                      if (iom_mt) pthread_mutex_unlock(&lock); } while (0)
+                      __atomic_store_n(&lock, 0, __ATOMIC_RELEASE); } while (0)
 
 static int fd = -1;
 static int my_rank;
@@ -108,6 +130,13 @@ static size_t meta_n, meta_cap;
 static uint64_t meta_count;
 static size_t max_view_blocks;
 static int write_failed, write_errno;
+static int started;                  /* the file exists: MPI_Init (or a non-MPI process's exit) */
+static int finalized;                /* MPI_Finalize passed: the file stays open for what follows */
+static size_t ev_cap_max, meta_cap_max;   /* how far the buffers grow before the file exists */
+static size_t ev_cap_run, meta_cap_run;   /* their size once it does (IOMODEL_BUFFER_BYTES) */
+static int lost_before_start;        /* the buffers filled before the file existed */
+static int posix_off;                /* IOMODEL_POSIX=0: MPI-IO only */
+static uint64_t load_ticks, load_mono_ns; /* when the library was loaded (a non-MPI trace's zero) */
 static uint64_t file_off;            /* bytes of whole chunks (and the header) in the file */
 static uint64_t events_kept;         /* events in the chunks written whole */
 static uint64_t stop_off;            /* where the stop chunk sits, 0: none */
@@ -117,10 +146,22 @@ void *iom_dlsym_next(const char *name)
     return dlsym(RTLD_NEXT, name);
 }
 
-__attribute__((constructor)) static void iom_load(void)
+/* The tracer's own file I/O, straight to the kernel: the library defines open,
+ * write and the rest for the application, and a call of its own would be one. */
+static int sys_open(const char *path, int flags, mode_t mode)
 {
-    iom_resolve_reals();
+    return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
+static int sys_close(int f) { return (int)syscall(SYS_close, f); }
+static ssize_t sys_writev(int f, const struct iovec *v, int n) { return syscall(SYS_writev, f, v, n); }
+static ssize_t sys_pwrite(int f, const void *b, size_t n, off_t o) { return syscall(SYS_pwrite64, f, b, n, o); }
+static ssize_t sys_read(int f, void *b, size_t n) { return syscall(SYS_read, f, b, n); }
+static int sys_ftruncate(int f, off_t n) { return (int)syscall(SYS_ftruncate, f, n); }
+static int sys_mkdir(const char *path, mode_t mode) { return (int)syscall(SYS_mkdirat, AT_FDCWD, path, mode); }
+static int sys_unlink(const char *path) { return (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0); }
+static off_t sys_lseek(int f, off_t o, int w) { return (off_t)syscall(SYS_lseek, f, o, w); }
+
+static void posix_init(void);
 
 static uint64_t mono_ns(clockid_t id)
 {
@@ -155,7 +196,7 @@ static int write_all(const struct iovec *iov, int n)
     memcpy(v, iov, sizeof(struct iovec) * (size_t)n);
     int saved = errno, err = 0;
     while (n > 0) {
-        ssize_t w = writev(fd, v, n);
+        ssize_t w = sys_writev(fd, v, n);
         if (w < 0) {
             if (errno == EINTR) continue;
             err = errno;
@@ -184,8 +225,8 @@ static void write_stop(uint32_t how)
     struct chunk_header h;
     chunk_header(&h, CHUNK_STOP, &r, sizeof r, 1, ev_seq);
     int saved = errno;
-    if (pwrite(fd, &h, sizeof h, (off_t)stop_off) == (ssize_t)sizeof h)
-        (void)!pwrite(fd, &r, sizeof r, (off_t)(stop_off + sizeof h));
+    if (sys_pwrite(fd, &h, sizeof h, (off_t)stop_off) == (ssize_t)sizeof h)
+        (void)!sys_pwrite(fd, &r, sizeof r, (off_t)(stop_off + sizeof h));
     errno = saved;
 }
 
@@ -206,7 +247,7 @@ static void write_chunk(int type, const void *payload, size_t len, uint64_t coun
     write_failed = 1;
     write_errno = err;
     int saved = errno;
-    (void)!ftruncate(fd, (off_t)file_off);
+    (void)!sys_ftruncate(fd, (off_t)file_off);
     errno = saved;
     write_stop(STILL_RUNNING);
     fprintf(stderr, "iomodel: rank %d: trace write failed (%s) after %llu events; the run goes on "
@@ -229,6 +270,26 @@ static void flush_events(void)
     ev_n = 0;
 }
 
+/* Before the file exists (work before MPI_Init) the buffers grow instead of
+ * being written, up to a limit; there the tracer stops recording until the
+ * file exists, and says so in the trace (META_LOST).  Returns 0 if full. */
+static int grow(void **buf, size_t *cap, size_t unit, size_t max)
+{
+    if (*cap >= max) return 0;
+    size_t n = *cap * 2 > max ? max : *cap * 2;
+    void *b = realloc(*buf, n * unit);
+    if (!b) return 0;
+    *buf = b;
+    *cap = n;
+    return 1;
+}
+
+static void stop_before_start(void)
+{
+    lost_before_start = 1;
+    iom_pon = 0;
+}
+
 /* Append an event; returns its seq.  Byte counts and durations that do not
  * fit 32 bits are stored whole in an extension record right after it (in
  * the same chunk). */
@@ -236,7 +297,13 @@ static uint64_t push(int op, unsigned flags, int slot, int64_t a, int64_t b, uin
 {
     uint64_t dt = t1 - t0;
     int ext = (uint64_t)b >= UINT32_MAX || dt >= UINT32_MAX;
-    if (IOM_UNLIKELY(ev_n + 1 + (size_t)ext > ev_cap)) flush_events();
+    if (IOM_UNLIKELY(ev_n + 1 + (size_t)ext > ev_cap)) {
+        if (started) flush_events();
+        else if (!grow((void **)&ev_buf, &ev_cap, sizeof *ev_buf, ev_cap_max)) stop_before_start();
+    }
+    if (IOM_UNLIKELY(!started && ev_n + 4 > ev_cap) &&   /* room for this one and the next */
+        !grow((void **)&ev_buf, &ev_cap, sizeof *ev_buf, ev_cap_max))
+        stop_before_start();
     struct iom_event *e = &ev_buf[ev_n++];
     e->op = (uint8_t)op;
     e->flags = (uint8_t)flags;
@@ -260,6 +327,11 @@ static uint64_t push(int op, unsigned flags, int slot, int64_t a, int64_t b, uin
 static void *meta_begin(uint32_t type, size_t len, uint64_t seq, size_t *total)
 {
     *total = (sizeof(struct meta_header) + len + 7) & ~(size_t)7;
+    while (!started && meta_n + *total > meta_cap)
+        if (!grow((void **)&meta_buf, &meta_cap, 1, meta_cap_max)) {
+            stop_before_start();
+            return NULL;
+        }
     if (meta_n + *total > meta_cap) flush_meta();
     unsigned char *p = (*total > meta_cap) ? calloc(1, *total) : meta_buf + meta_n;
     if (!p) return NULL;
@@ -350,7 +422,9 @@ static int pm_del(struct ptrmap *m, uintptr_t k, uint64_t *v)
 
 /* --------------------------------------------------------- open-file slots */
 
-struct slot { uint64_t begin_seq; int busy; };
+/* An open file: MPI-IO's (keyed by handle in `files`) or a POSIX descriptor's
+ * (iom_fdslot[fd] = slot + 1), whose position the tracer keeps. */
+struct slot { uint64_t begin_seq; int busy; int append; int64_t pos; };
 static struct ptrmap files, requests;
 static struct slot *slots;
 static int nslots, *free_slots, nfree;
@@ -375,7 +449,7 @@ int iom_slot_of(MPI_File fh)
     return s;
 }
 
-static int slot_alloc(MPI_File fh)
+static int slot_new(void)
 {
     int s;
     if (nfree) s = free_slots[--nfree];
@@ -387,8 +461,20 @@ static int slot_alloc(MPI_File fh)
         free_slots = nf;
         s = nslots++;
     } else return IOM_NO_SLOT;
-    slots[s].busy = 1;
-    slots[s].begin_seq = UINT64_MAX;
+    slots[s] = (struct slot){UINT64_MAX, 1, 0, 0};
+    return s;
+}
+
+static void slot_free(int s)
+{
+    slots[s].busy = 0;
+    free_slots[nfree++] = s;
+}
+
+static int slot_alloc(MPI_File fh)
+{
+    int s = slot_new();
+    if (s == (int)IOM_NO_SLOT) return s;
     pm_put(&files, (uintptr_t)fh, (uint64_t)s);
     last_fh = MPI_FILE_NULL;
     return s;
@@ -612,17 +698,245 @@ void iom_record_view(int op, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype 
     free(bl.b);
 }
 
+/* ------------------------------------------------------ POSIX and stdio */
+
+/* Which files are followed.  Left out by default: the system's directories and
+ * what a loader or an interpreter reads (shared libraries, Python's modules),
+ * and the trace itself; /dev/shm is a file system of the user's.  IOMODEL_EXCLUDE
+ * and IOMODEL_INCLUDE add prefixes (colon-separated); an included prefix wins. */
+static const char *const default_exclude[] = {"/proc/", "/sys/", "/dev/", "/etc/", "/usr/", "/lib/",
+                                              "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/",
+                                              "/boot/", "/run/", "/var/lib/", "/var/cache/", "/var/run/"};
+static const char *const default_include[] = {"/dev/shm/"};
+static const char *const excluded_suffix[] = {".so", ".py", ".pyc", ".pyo", ".pth", "._pth"};
+/* an interpreter's packages and its environment's settings (mpi4py's mpi.cfg,
+ * a virtual environment's pyvenv.cfg) */
+static const char *const excluded_infix[] = {"/site-packages/", "/dist-packages/", "/__pycache__/",
+                                             "/lib/python"};
+static const char *const excluded_name[] = {"pyvenv.cfg"};
+#define MAX_PREFIXES 64
+static char *exclude[MAX_PREFIXES], *include[MAX_PREFIXES];
+static int nexclude, ninclude;
+
+static void add_prefixes(char **list, int *n, const char *text)
+{
+    char *copy = text ? strdup(text) : NULL, *save = NULL;
+    for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t && *n < MAX_PREFIXES;
+         t = strtok_r(NULL, ":", &save))
+        if (*t) list[(*n)++] = strdup(t);
+    free(copy);
+}
+
+static int has_prefix(const char *path, char *const *list, int n)
+{
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(list[i]);
+        /* "/x/" matches /x/... and "/x" matches /x and /x/... but not /xy */
+        if (strncmp(path, list[i], l) == 0 &&
+            (list[i][l - 1] == '/' || path[l] == '/' || path[l] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+static int excluded(const char *path)
+{
+    char abs[PATH_MAX];
+    if (path[0] != '/') {                  /* relative: where it is, for the prefixes */
+        if (!getcwd(abs, sizeof abs) || strlen(abs) + strlen(path) + 2 > sizeof abs) return 0;
+        strcat(abs, "/");
+        strcat(abs, path);
+        path = abs;
+    }
+    if (has_prefix(path, include, ninclude)) return 0;
+    if (has_prefix(path, exclude, nexclude)) return 1;
+    for (size_t i = 0; i < sizeof excluded_infix / sizeof *excluded_infix; i++)
+        if (strstr(path, excluded_infix[i])) return 1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strstr(base, ".so.")) return 1;    /* libfoo.so.1.2 */
+    for (size_t i = 0; i < sizeof excluded_name / sizeof *excluded_name; i++)
+        if (strcmp(base, excluded_name[i]) == 0) return 1;
+    size_t l = strlen(base);
+    for (size_t i = 0; i < sizeof excluded_suffix / sizeof *excluded_suffix; i++) {
+        size_t k = strlen(excluded_suffix[i]);
+        if (l >= k && strcmp(base + l - k, excluded_suffix[i]) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The path a descriptor has (an fdopen'd one, an openat's directory). */
+static int fd_path(int f, char *out, size_t size)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", f);
+    ssize_t n = readlink(link, out, size - 1);
+    if (n < 0) return -1;
+    out[n] = '\0';
+    return 0;
+}
+
+static int stdio_flags(const char *mode)
+{
+    int plus = mode && strchr(mode, '+') != NULL;
+    switch (mode ? mode[0] : 'r') {
+    case 'w': return (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC;
+    case 'a': return (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_APPEND;
+    default: return plus ? O_RDWR : O_RDONLY;
+    }
+}
+
+/* An open (fd >= 0) or a failed one (fd < 0, err its errno) of a followed path:
+ * an event, and the open's record with the descriptor's slot, or the path. */
+void iom_p_open(int op, int f, int dirfd, const char *path, int flags, int err, uint64_t t0, uint64_t t1)
+{
+    (void)err;
+    if (!path || f >= iom_nfd) return;
+    char full[PATH_MAX];
+    if (dirfd != AT_FDCWD && path[0] != '/') {      /* openat: from its directory */
+        if (fd_path(dirfd, full, sizeof full) != 0 || strlen(full) + strlen(path) + 2 > sizeof full)
+            return;
+        strcat(full, "/");
+        strcat(full, path);
+        path = full;
+    }
+    if (excluded(path)) return;
+    LOCK();
+    int slot = f >= 0 ? slot_new() : (int)IOM_NO_SLOT;
+    uint64_t seq = push(op, f >= 0 ? 0u : IOM_F_ERROR, slot, 0, 0, t0, t1);
+    if (slot != (int)IOM_NO_SLOT) {
+        slots[slot].append = (flags & O_APPEND) != 0;
+        iom_fdslot[f] = slot + 1;
+        struct { uint32_t slot; int32_t amode, comm_size, comm_rank; } fixed = {(uint32_t)slot, flags, 1, 0};
+        meta_path(META_OPEN, seq, &fixed, sizeof fixed, path);
+    } else if (f < 0) {
+        struct { uint32_t kind; int32_t amode; } fixed = {PATH_FAILED_OPEN, flags};
+        meta_path(META_PATH, seq, &fixed, sizeof fixed, path);
+    }
+    UNLOCK();
+}
+
+void iom_s_open(int op, FILE *fp, const char *path, const char *mode, int err, uint64_t t0, uint64_t t1)
+{
+    iom_p_open(op, fp ? fileno(fp) : -1, AT_FDCWD, path, stdio_flags(mode), err, t0, t1);
+}
+
+void iom_s_fdopen(int op, FILE *fp, int f, const char *mode, int err, uint64_t t0, uint64_t t1)
+{
+    if (!fp) return;
+    int slot = iom_fd_slot(f);
+    if (slot >= 0) {                                 /* a followed descriptor, now a stream */
+        LOCK();
+        push(op, 0, slot, 0, 0, t0, t1);
+        UNLOCK();
+        return;
+    }
+    char path[PATH_MAX];
+    if (fd_path(f, path, sizeof path) == 0 && path[0] == '/')
+        iom_p_open(op, f, AT_FDCWD, path, stdio_flags(mode), err, t0, t1);
+}
+
+/* A data access; pos: the offset the call gave, or IOM_CUR for the descriptor's
+ * position, which the tracer advances (of an O_APPEND one: asked of the kernel,
+ * where each write goes to the end).  rc: the bytes moved, or -1. */
+void iom_p_io(int op, unsigned flags, int slot, int64_t pos, int64_t rc, int64_t asked,
+              const void *buf, int f, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    struct slot *s = &slots[slot];
+    if (pos == IOM_CUR) {
+        if (s->append && (flags & IOM_F_WRITE)) {
+            off_t end = sys_lseek(f, 0, SEEK_CUR);
+            pos = end >= 0 && rc >= 0 ? end - rc : -1;
+            if (end >= 0) s->pos = end;
+        } else {
+            pos = s->pos;
+            if (rc > 0) s->pos += rc;
+        }
+    }
+    if (rc < 0) flags |= IOM_F_ERROR;
+    if (pos < 0) flags |= IOM_F_NOPOS;
+    note_buffer(buf, push(op, flags, slot, pos, rc >= 0 ? rc : asked, t0, t1));
+    UNLOCK();
+}
+
+void iom_p_seek(int op, int slot, int64_t rc, int64_t offset, int whence, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    if (rc >= 0) slots[slot].pos = rc;
+    push(op, rc < 0 ? IOM_F_ERROR : 0u, slot, rc >= 0 ? rc : offset, whence, t0, t1);
+    UNLOCK();
+}
+
+void iom_p_call(int op, unsigned flags, int slot, int64_t a, int64_t b, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    push(op, flags, slot, a, b, t0, t1);
+    UNLOCK();
+}
+
+static void forget(int f, int slot)
+{
+    if (f >= 0 && f < iom_nfd && iom_fdslot[f] == slot + 1) {
+        iom_fdslot[f] = 0;
+        slot_free(slot);
+    }
+}
+
+void iom_p_close(int op, int rc, int f, int slot, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    push(op, rc == 0 ? 0u : IOM_F_ERROR, slot, 0, 0, t0, t1);
+    if (rc == 0) forget(f, slot);
+    UNLOCK();
+}
+
+void iom_p_forget(int f, int slot)
+{
+    LOCK();
+    forget(f, slot);
+    UNLOCK();
+}
+
+void iom_p_unlink(int op, int rc, const char *path, uint64_t t0, uint64_t t1)
+{
+    if (!path || excluded(path)) return;
+    LOCK();
+    uint64_t seq = push(op, rc == 0 ? 0u : IOM_F_ERROR, IOM_NO_SLOT, 0, 0, t0, t1);
+    struct { uint32_t kind; int32_t pad; } fixed = {PATH_DELETE, 0};
+    meta_path(META_PATH, seq, &fixed, sizeof fixed, path);
+    UNLOCK();
+}
+
+/* A stream's position, as the application would read it (the real ftello). */
+extern off_t (*iom_real_ftello)(FILE *) IOM_HIDDEN;
+int64_t iom_s_tell(FILE *fp)
+{
+    if (!iom_real_ftello) iom_real_ftello = (__typeof__(iom_real_ftello))iom_dlsym_next("ftello");
+    int saved = errno;
+    int64_t pos = iom_real_ftello(fp);
+    errno = saved;
+    return pos;
+}
+
 /* ------------------------------------------------------------- life cycle */
 
-static void finish(int how)
+static void end_chunk(int how)
 {
     flush_events();
     struct { uint64_t events; uint32_t how, lclock; } end = {ev_seq, (uint32_t)how, iom_lclock};
     write_chunk(CHUNK_END, &end, sizeof end, 0, ev_seq);
     if (write_failed) write_stop((uint32_t)how);
-    close(fd);
+}
+
+/* The end of the trace: what the buffers hold, the end chunk, the file closed. */
+static void finish(int how)
+{
+    end_chunk(how);
+    sys_close(fd);
     fd = -1;
     iom_on = 0;
+    iom_pon = 0;
 }
 
 /* A job stopped from outside (mpirun killing the other ranks after an
@@ -634,22 +948,19 @@ static void finish(int how)
  * untraced: the exit status is the same.  Only signals whose action was the
  * default are caught, so an application's own handler is left alone. */
 static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGXCPU};
-static pid_t owner_pid, owner_tid;   /* the process and thread that called MPI_Init */
+static pid_t owner_pid;               /* the process that traces (not a forked child) */
 
 static void on_stop_signal(int sig)
 {
     int saved = errno;
-    if (getpid() == owner_pid && !iom_mt && (pid_t)syscall(SYS_gettid) != owner_tid) {
-        /* below MPI_THREAD_MULTIPLE only the thread that called MPI_Init records
-         * (or one at a time): hand the signal to it rather than race it */
-        if (syscall(SYS_tgkill, owner_pid, owner_tid, sig) == 0) {
-            errno = saved;
-            return;
-        }
-    } else if (getpid() == owner_pid && iom_on && !in_buffers &&
-               (!iom_mt || pthread_mutex_trylock(&lock) == 0)) {
-        /* the lock stays held: other threads wait in it while the process ends */
-        finish(END_SIGNAL | sig << 8);
+    /* not if this thread was changing the buffers; another thread that holds
+     * the lock gives it back within a record (bounded wait) */
+    if (getpid() == owner_pid && fd >= 0 && !in_buffers) {
+        int got = 0;
+        for (long n = 0; n < 1000000 && !(got = !__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)); n++)
+            ;
+        if (got)   /* the lock stays held: other threads wait in it while the process ends */
+            finish(finalized ? END_FINALIZE : END_SIGNAL | sig << 8);
     }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -662,8 +973,6 @@ static void on_stop_signal(int sig)
 
 static void catch_stop_signals(void)
 {
-    owner_pid = getpid();
-    owner_tid = (pid_t)syscall(SYS_gettid);
     struct sigaction act;
     memset(&act, 0, sizeof act);
     act.sa_handler = on_stop_signal;
@@ -685,71 +994,35 @@ static void catch_stop_signals(void)
  * is held by no one in the child: it starts afresh. */
 static void at_fork_child(void)
 {
-    pthread_mutex_init(&lock, NULL);
+    lock = 0;
     in_buffers = 0;
     iom_on = 0;
+    iom_pon = 0;
     iom_mt = 0;
     ev_n = meta_n = 0;
-    if (fd >= 0) close(fd);
+    if (fd >= 0) sys_close(fd);
     fd = -1;
 }
 
-static void at_exit(void)
+/* Open the trace file and write its header, the stop chunk it reserves, the
+ * routine table and the command line; then what was recorded before, which
+ * the first flush writes.  Returns 0, or the errno of the open. */
+static int open_trace(const char *dir, int rank, int nranks, int thread_level, int exclusive,
+                      uint64_t tick0, uint64_t mono0, uint64_t cal_ticks, uint64_t cal_ns)
 {
-    LOCK();
-    if (iom_on) finish(END_EXIT);
-    UNLOCK();
-}
-
-void iom_start(int op, uint64_t t_init, int thread_level)
-{
-    iom_depth = 1;
-    const char *off = getenv("IOMODEL_DISABLE");
-    if (off && *off && strcmp(off, "0")) { iom_depth = 0; return; }
-    uint64_t cal_ticks = iom_ticks(), cal_ns = mono_ns(CLOCK_MONOTONIC);
-    int nranks = 1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *dir = getenv("IOMODEL_TRACE_DIR");
-    if (!dir || !*dir) dir = "iomodel-trace";
     char path[4096];
-    snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, my_rank);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) { /* the open below reports it */ }
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int err = fd < 0 ? errno : 0;
-    size_t buf_bytes = env_size("IOMODEL_BUFFER_BYTES", 1u << 20, 4096);
-    ev_cap = buf_bytes / sizeof(struct iom_event);
-    ev_seq = ev_first = ev_n = 0;
-    meta_cap = buf_bytes / 4 < 4096 ? 4096 : buf_bytes / 4;
-    max_view_blocks = env_size("IOMODEL_MAX_VIEW_BLOCKS", 1u << 16, 1);
-    ev_buf = malloc(ev_cap * sizeof *ev_buf);
-    meta_buf = malloc(meta_cap);
-    if (!err && (!ev_buf || !meta_buf)) err = ENOMEM;
-    /* All ranks trace or none does; rank 0 says why not. */
-    int failed = err != 0, nfailed = 0;
-    iom_real_MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (nfailed) {
-        if (my_rank == 0)
-            fprintf(stderr, "iomodel: cannot write the trace in %s (%d of %d ranks failed%s%s); "
-                    "running untraced\n", dir, nfailed, nranks, err ? ": " : "",
-                    err ? strerror(err) : "");
-        if (fd >= 0) { close(fd); unlink(path); fd = -1; }
-        free(ev_buf);
-        free(meta_buf);
-        ev_buf = NULL;
-        meta_buf = NULL;
-        iom_depth = 0;
-        return;
-    }
-    iom_real_MPI_Barrier(MPI_COMM_WORLD); /* time zero is the same moment on every rank */
+    snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, rank);
+    if (sys_mkdir(dir, 0777) != 0 && errno != EEXIST) { /* the open below reports it */ }
+    fd = sys_open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0666);
+    if (fd < 0) return errno;
     struct file_header h = {{'I', 'O', 'M', 'T', 'R', 'A', 'C', 'E'}, IOM_TRACE_VERSION, sizeof h,
-                            my_rank, nranks, (uint32_t)getpid(), thread_level,
+                            rank, nranks, (uint32_t)getpid(), thread_level,
 #if defined(__x86_64__) || defined(__i386__)
                             1,
 #else
                             0,
 #endif
-                            sizeof(struct iom_event), iom_ticks(), mono_ns(CLOCK_MONOTONIC),
+                            sizeof(struct iom_event), tick0, mono0,
                             (int64_t)mono_ns(CLOCK_REALTIME), cal_ticks, cal_ns, {0}, {0}};
     gethostname(h.hostname, sizeof h.hostname - 1);
     write_failed = write_errno = 0;
@@ -758,6 +1031,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     if ((write_errno = write_all(&v, 1)) != 0) write_failed = 1;
     else file_off = sizeof h;
     struct stop_record none = {0};
+    started = 1;                     /* from here on, full buffers are written */
     write_chunk(CHUNK_STOP, &none, sizeof none, 0, 0);
     if (!write_failed) stop_off = sizeof h;
     /* The routine table: event op ids index it. */
@@ -779,9 +1053,9 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     }
     /* The command line, from /proc (argv is not passed to MPI_Init_thread by mpi4py). */
     char cmd[4096];
-    int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t clen = cfd >= 0 ? read(cfd, cmd, sizeof cmd) : -1;
-    if (cfd >= 0) close(cfd);
+    int cfd = sys_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
+    ssize_t clen = cfd >= 0 ? sys_read(cfd, cmd, sizeof cmd) : -1;
+    if (cfd >= 0) sys_close(cfd);
     if (clen > 0) {
         uint32_t n = (uint32_t)clen;
         p = meta_begin(META_PROGRAM, 8 + n, 0, &total);
@@ -791,22 +1065,177 @@ void iom_start(int op, uint64_t t_init, int thread_level)
             meta_end(p, total);
         }
     }
+    if (lost_before_start) {         /* the buffers filled before the file existed */
+        p = meta_begin(META_LOST, 8, ev_seq, &total);
+        if (p) {
+            uint64_t kept = ev_seq;
+            memcpy(p + sizeof(struct meta_header), &kept, 8);
+            meta_end(p, total);
+        }
+    }
+    return 0;
+}
+
+/* Once the file exists the buffers have the run's size: what was recorded
+ * before, if more, is written now. */
+static void run_buffers(void)
+{
+    if (ev_n > ev_cap_run || meta_n > meta_cap_run) flush_events();
+    struct iom_event *e = realloc(ev_buf, ev_cap_run * sizeof *ev_buf);
+    unsigned char *m = realloc(meta_buf, meta_cap_run);
+    if (e) { ev_buf = e; ev_cap = ev_cap_run; }
+    if (m) { meta_buf = m; meta_cap = meta_cap_run; }
+}
+
+/* A process that never called MPI_Init writes its trace at exit, as rank 0 of
+ * 1, if `iomodel trace` ran it directly (IOMODEL_NONMPI=1, claimed by the
+ * first process that loads the tracer, so that its children do not; an MPI
+ * rank file already there is not overwritten). */
+static int nonmpi;
+
+static void at_exit(void)
+{
+    LOCK();
+    if (fd >= 0 && finalized && !ev_n && !meta_n) {
+        sys_close(fd);                /* nothing after MPI_Finalize: its end chunk ends the file */
+        fd = -1;
+    } else if (fd >= 0) {
+        finish(finalized ? END_FINALIZE : END_EXIT);
+    } else if (!started && nonmpi && getpid() == owner_pid && ev_seq > 0) {
+        const char *dir = getenv("IOMODEL_TRACE_DIR");
+        if (open_trace(dir && *dir ? dir : "iomodel-trace", 0, 1, 0, 1, load_ticks, load_mono_ns,
+                       load_ticks, load_mono_ns) == 0)
+            finish(END_NO_MPI);
+    }
+    UNLOCK();
+}
+
+/* When the library is loaded: POSIX and stdio tracing starts (in memory; the
+ * file comes with MPI_Init), unless IOMODEL_DISABLE. */
+__attribute__((constructor)) static void iom_load(void)
+{
+    iom_resolve_reals();
+    posix_init();
+}
+
+static void posix_init(void)
+{
+    const char *off = getenv("IOMODEL_DISABLE");
+    if (off && *off && strcmp(off, "0")) return;
+    owner_pid = getpid();
+    load_ticks = iom_ticks();
+    load_mono_ns = mono_ns(CLOCK_MONOTONIC);
+    size_t buf_bytes = env_size("IOMODEL_BUFFER_BYTES", 1u << 20, 4096);
+    ev_cap = 4096 / sizeof(struct iom_event);
+    ev_cap_run = buf_bytes / sizeof(struct iom_event);
+    ev_cap_max = 4 * ev_cap_run;                 /* before MPI_Init: at most 4 buffers */
+    meta_cap = 4096;
+    meta_cap_run = buf_bytes / 4 < 4096 ? 4096 : buf_bytes / 4;
+    meta_cap_max = 4 * meta_cap_run;
+    max_view_blocks = env_size("IOMODEL_MAX_VIEW_BLOCKS", 1u << 16, 1);
+    ev_buf = malloc(ev_cap * sizeof *ev_buf);
+    meta_buf = malloc(meta_cap);
+    struct rlimit rl;
+    iom_nfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : 1 << 20;
+    iom_fdslot = calloc((size_t)iom_nfd, sizeof *iom_fdslot);
+    if (!ev_buf || !meta_buf || !iom_fdslot) {
+        free(ev_buf);
+        free(meta_buf);
+        free(iom_fdslot);
+        ev_buf = NULL;
+        meta_buf = NULL;
+        iom_fdslot = NULL;
+        iom_nfd = 0;
+        return;
+    }
+    for (size_t i = 0; i < sizeof default_exclude / sizeof *default_exclude; i++)
+        exclude[nexclude++] = (char *)default_exclude[i];
+    for (size_t i = 0; i < sizeof default_include / sizeof *default_include; i++)
+        include[ninclude++] = (char *)default_include[i];
+    add_prefixes(exclude, &nexclude, getenv("IOMODEL_EXCLUDE"));
+    add_prefixes(include, &ninclude, getenv("IOMODEL_INCLUDE"));
+    const char *dir = getenv("IOMODEL_TRACE_DIR");     /* the trace itself */
+    char abs[PATH_MAX];
+    if (!dir || !*dir) dir = "iomodel-trace";
+    if (dir[0] != '/' && getcwd(abs, sizeof abs) && strlen(abs) + strlen(dir) + 2 < sizeof abs) {
+        strcat(abs, "/");
+        strcat(abs, dir);
+        dir = abs;
+    }
+    add_prefixes(exclude, &nexclude, dir);
+    const char *under = getenv("IOMODEL_UNDER_MPI");
+    iom_under = under && *under && strcmp(under, "0");
+    const char *claim = getenv("IOMODEL_NONMPI");
+    if (claim && strcmp(claim, "1") == 0) {
+        nonmpi = 1;
+        setenv("IOMODEL_NONMPI", "claimed", 1);
+    }
+    atexit(at_exit);
+    pthread_atfork(NULL, NULL, at_fork_child);
+    const char *posix = getenv("IOMODEL_POSIX");          /* 0: MPI-IO only */
+    posix_off = posix && strcmp(posix, "0") == 0;
+    iom_pon = !posix_off;
+}
+
+void iom_start(int op, uint64_t t_init, int thread_level)
+{
+    iom_depth = 1;
+    if (!ev_buf) { iom_depth = 0; return; }          /* IOMODEL_DISABLE, or no memory at load */
+    uint64_t cal_ticks = iom_ticks(), cal_ns = mono_ns(CLOCK_MONOTONIC);
+    int nranks = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *dir = getenv("IOMODEL_TRACE_DIR");
+    if (!dir || !*dir) dir = "iomodel-trace";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, my_rank);
+    /* the file, created now to know whether every rank can, written after the barrier */
+    if (sys_mkdir(dir, 0777) != 0 && errno != EEXIST) { /* the open below reports it */ }
+    int probe = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int err = probe < 0 ? errno : 0;
+    if (probe >= 0) sys_close(probe);
+    /* All ranks trace or none does; rank 0 says why not. */
+    int failed = err != 0, nfailed = 0;
+    iom_real_MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (nfailed) {
+        if (my_rank == 0)
+            fprintf(stderr, "iomodel: cannot write the trace in %s (%d of %d ranks failed%s%s); "
+                    "running untraced\n", dir, nfailed, nranks, err ? ": " : "",
+                    err ? strerror(err) : "");
+        if (probe >= 0) sys_unlink(path);
+        LOCK();
+        iom_pon = 0;
+        ev_n = meta_n = 0;
+        UNLOCK();
+        iom_depth = 0;
+        return;
+    }
+    iom_real_MPI_Barrier(MPI_COMM_WORLD); /* time zero is the same moment on every rank */
+    uint64_t tick0 = iom_ticks(), mono0 = mono_ns(CLOCK_MONOTONIC);
+    LOCK();
+    open_trace(dir, my_rank, nranks, thread_level, 0, tick0, mono0, cal_ticks, cal_ns);
+    run_buffers();
     iom_mt = thread_level == MPI_THREAD_MULTIPLE;
     iom_lclock = 0;
-    push(op, 0, IOM_NO_SLOT, 0, 0, t_init, h.tick_origin);
-    static int registered;
-    if (!registered) registered = !atexit(at_exit) && !pthread_atfork(NULL, NULL, at_fork_child);
+    push(op, 0, IOM_NO_SLOT, 0, 0, t_init, tick0);
     iom_on = 1;
+    iom_pon = !posix_off;
+    UNLOCK();
     catch_stop_signals();
     iom_depth = 0;
 }
 
+/* MPI_Finalize: the trace is ended (so that a kill after it still leaves a
+ * whole one), but stays open: what the process does after MPI_Finalize is
+ * recorded too, and the end written again at exit. */
 void iom_stop(int op, uint64_t t0)
 {
     LOCK();
     if (iom_on) {
         push(op, 0, IOM_NO_SLOT, 0, 0, t0, iom_ticks());
-        finish(END_FINALIZE);
+        end_chunk(END_FINALIZE);
+        finalized = 1;
+        iom_on = 0;
     }
     UNLOCK();
 }

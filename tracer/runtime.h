@@ -8,9 +8,12 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 
 #define IOM_HIDDEN __attribute__((visibility("hidden")))
 #define IOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define IOM_LIKELY(x) __builtin_expect(!!(x), 1)
 
 #define IOM_TRACE_VERSION 3
 #define IOM_NO_SLOT 0xFFFFu
@@ -41,9 +44,17 @@ struct iom_event {
 _Static_assert(sizeof(struct iom_event) == 32, "event record must stay 32 bytes");
 #define IOM_OP_EXTENSION 0xFF
 
-/* Tracing state read by the wrappers on every call. */
+/* Tracing state read by the wrappers on every call: iom_depth is 1 inside a
+ * traced MPI call, 2 inside a recorded POSIX one; iom_on: MPI tracing (MPI_Init
+ * to MPI_Finalize); iom_pon: POSIX and stdio tracing (from the library's load);
+ * iom_under: record POSIX calls made inside MPI calls (IOMODEL_UNDER_MPI);
+ * iom_fdslot[fd]: the followed descriptor's slot + 1, 0 if not followed. */
 extern __thread int iom_depth __attribute__((tls_model("initial-exec")));
 extern IOM_HIDDEN int iom_on;
+extern IOM_HIDDEN int iom_pon;
+extern IOM_HIDDEN int iom_under;
+extern IOM_HIDDEN int *iom_fdslot;
+extern IOM_HIDDEN int iom_nfd;
 extern IOM_HIDDEN int iom_mt;
 extern IOM_HIDDEN uint32_t iom_lclock;
 extern IOM_HIDDEN int iom_npending;
@@ -106,6 +117,38 @@ MPI_Request *iom_save_requests(int n, const MPI_Request *reqs, MPI_Request *loca
 void iom_complete(int op, const MPI_Request *saved, int n, const int *which,
                   uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_forget_request(MPI_Request req) IOM_HIDDEN;
+
+#define IOM_CUR (-1)       /* a POSIX access at the descriptor's position, kept by the tracer */
+
+/* POSIX and stdio (posix_macros.h): 0 pass the call through, 1 record it as the
+ * application's, 2 as the layer under an MPI call. */
+static inline int iom_p_mode(void)
+{
+    if (IOM_LIKELY(iom_depth == 0)) return iom_pon;
+    return iom_depth == 1 && iom_under ? 2 * iom_pon : 0;
+}
+
+static inline int iom_fd_slot(int fd)
+{
+    return (unsigned)fd < (unsigned)iom_nfd ? iom_fdslot[fd] - 1 : -1;
+}
+
+void iom_p_open(int op, int fd, int dirfd, const char *path, int flags, int err,
+                uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_s_open(int op, FILE *fp, const char *path, const char *mode, int err,
+                uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_s_fdopen(int op, FILE *fp, int fd, const char *mode, int err,
+                  uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_p_io(int op, unsigned flags, int slot, int64_t pos, int64_t rc, int64_t asked,
+              const void *buf, int fd, uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_p_seek(int op, int slot, int64_t rc, int64_t offset, int whence,
+                uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_p_call(int op, unsigned flags, int slot, int64_t a, int64_t b,
+                uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_p_close(int op, int rc, int fd, int slot, uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_p_forget(int fd, int slot) IOM_HIDDEN;
+void iom_p_unlink(int op, int rc, const char *path, uint64_t t0, uint64_t t1) IOM_HIDDEN;
+int64_t iom_s_tell(FILE *fp) IOM_HIDDEN;
 
 /* Filetype flattening (typeflat.c). */
 struct iom_block { int64_t off, len; };

@@ -47,12 +47,20 @@
     (void)iom_t1;                                                   \
     if (iom_rc == MPI_SUCCESS) iom_start(OP, iom_t0, *provided);    \
     IOM_DONE
+/* The real MPI_Finalize and MPI_Abort run with iom_depth 1: what MPI does in
+ * them (removing its session files) is not the application's I/O. */
+#define IOM_AFTER_STOP(CALL)                                        \
+    int iom_d = iom_depth;                                          \
+    iom_depth = 1;                                                  \
+    int iom_rc = CALL;                                              \
+    iom_depth = iom_d;                                              \
+    return iom_rc;
 #define IOM_FINALIZE(OP, CALL)                                      \
     if (iom_depth == 0 && iom_on) iom_stop(OP, iom_ticks());        \
-    return CALL;
+    IOM_AFTER_STOP(CALL)
 #define IOM_ABORT(OP, CALL)                                         \
     if (iom_depth == 0 && iom_on) iom_abort(OP, iom_ticks());       \
-    return CALL;
+    IOM_AFTER_STOP(CALL)
 
 /* Files. */
 #define IOM_OPEN(OP, CALL)                                                  \

@@ -1,0 +1,426 @@
+"""The application's own POSIX and stdio I/O (issue 57): programs that write
+and read outside MPI-IO, traced for real under mpirun, their calls, bytes and
+phases worked out by hand from each program's header, the IOR runs their
+models give, and the run itself unchanged by the tracer (output files byte
+for byte, exit code).  Every fact is exact: none depends on timing."""
+import filecmp
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import IOMODEL, mpirun, program_command
+
+KiB, MiB = 1024, 1 << 20
+
+
+def events(run, rank=None):
+    """(routine, file basename or None, offset, bytes) per event, in call order."""
+    t = run.trace()
+    paths = t.paths
+    out = []
+    for e in sorted(t.events.to_pylist(), key=lambda e: (e["rank"], e["seq"])):
+        if rank is None or e["rank"] == rank:
+            f = os.path.basename(paths[e["file_id"]]) if e["file_id"] >= 0 else None
+            out.append((e["routine"], f, e["offset"], e["bytes"]))
+    return out
+
+
+def model_of(run, tmp_path):
+    out = tmp_path / "model.json"
+    proc = subprocess.run(IOMODEL + ["analyze", str(run.trace_dir), "-o", str(out), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+def facts(model):
+    """Each phase's timing-free facts."""
+    return [(p["routine"], p["interface"], os.path.basename(model["files"][p["file"]]["name"]),
+             p["operation"], p["np"], p["ranks"], p["request_sizes"], p["rep"], p["weight"],
+             p["access_mode"], model["files"][p["file"]]["access_type"]) for p in model["phases"]]
+
+
+def ior_lines(model, tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    proc = subprocess.run(IOMODEL + ["ior", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [line for line in proc.stdout.splitlines() if line.startswith("mpirun")]
+
+
+# ------------------------------------------------------------- file per process, pwrite
+
+HACC = [32] + [4000] * 7 + [8000, 2000]       # header, 7 float arrays, pid, mask (N = 1000)
+
+
+def test_hacc_like_pwrite_checkpoint(traced, tmp_path):
+    run = traced("posix_fpp", 2, 1000, posix=True)
+    offsets = [sum(HACC[:k]) for k in range(10)]
+    for r in range(2):
+        want = ([("MPI_Init", None, 0, 0), ("open", f"ckpt.{r}.dat", 0, 0)]
+                + [("pwrite", f"ckpt.{r}.dat", o, n) for o, n in zip(offsets, HACC)]
+                + [("fsync", f"ckpt.{r}.dat", 0, 0), ("close", f"ckpt.{r}.dat", 0, 0),
+                   ("open", f"ckpt.{r}.dat", 0, 0)]
+                + [("pread", f"ckpt.{r}.dat", o, n) for o, n in zip(offsets[1:], HACC[1:])]
+                + [("close", f"ckpt.{r}.dat", 0, 0), ("MPI_Finalize", None, 0, 0)])
+        assert events(run, r) == want
+    assert [(run.data_dir / f"ckpt.{r}.dat").stat().st_size for r in range(2)] == [38032, 38032]
+    model = model_of(run, tmp_path)
+    assert facts(model) == [
+        ("pwrite", "POSIX", "ckpt.{rank}.dat", "write", 2, "0-1", HACC, 1, 2 * 38032, "sequential", "unique"),
+        ("pread", "POSIX", "ckpt.{rank}.dat", "read", 2, "0-1", HACC[1:], 1, 2 * 38000, "sequential", "unique")]
+    assert model["files"][0]["size"] == 2 * 38032 and model["weight"] == 2 * 38032 + 2 * 38000
+    base = "mpirun -np 2 ior -a POSIX -s 1"
+    assert ior_lines(model, tmp_path) == [
+        f"{base} -b 38032 -t 38032 -F -w -o ./iomodel.posix_fpp.1",
+        f"{base} -b 38000 -t 38000 -F -w -k -o ./iomodel.posix_fpp.2",
+        f"{base} -b 38000 -t 38000 -F -r -k -E -o ./iomodel.posix_fpp.2"]
+
+
+# ------------------------------------------------------------- rank 0 writes for all, stdio
+
+def test_pop_like_rank0_writer(traced, tmp_path):
+    """4 ranks of 1000 doubles, 3 history steps: rank 0 writes each file (64 B
+    header, 32000 B of field) with fwrite, then reads the last one back; the
+    other ranks only gather."""
+    run = traced("rank0_writer", 4, 1000, 3, posix=True)
+    want = [("MPI_Init", None, 0, 0)]
+    for s in range(3):
+        f = f"hist.{s:04d}.dat"
+        want += [("fopen", f, 0, 0), ("fwrite", f, 0, 64), ("fwrite", f, 64, 32000), ("fclose", f, 0, 0)]
+    want += [("fopen", "hist.0002.dat", 0, 0), ("fread", "hist.0002.dat", 0, 64),
+             ("fread", "hist.0002.dat", 64, 32000), ("fclose", "hist.0002.dat", 0, 0),
+             ("MPI_Finalize", None, 0, 0)]
+    assert events(run, 0) == want
+    assert all(events(run, r) == [("MPI_Init", None, 0, 0), ("MPI_Finalize", None, 0, 0)] for r in (1, 2, 3))
+    model = model_of(run, tmp_path)
+    # one gather between steps: the threshold's default, 8; rank 0's six writes one
+    # burst of a 2-operation pattern repeated 3 times (its offsets restart in each file)
+    assert facts(model) == [
+        ("fwrite", "STDIO", "hist.{rank}.dat", "write", 1, "0", [64, 32000], 3, 3 * 32064, "strided", "unique"),
+        ("fread", "STDIO", "hist.{rank}.dat", "read", 1, "0", [64, 32000], 1, 32064, "sequential", "unique")]
+    show = subprocess.run(IOMODEL + ["show", str(tmp_path / "model.json")], capture_output=True, text=True)
+    rows = [l.split("  ") for l in show.stdout.splitlines() if l.startswith(("1 ", "2 "))]
+    assert [[w.strip() for w in r if w.strip()][2:4] for r in rows] == [
+        ["1 (rank 0)", "fwrite (STDIO)"], ["1 (rank 0)", "fread (STDIO)"]]
+    lines = ior_lines(model, tmp_path)
+    assert lines[0] == "mpirun -np 1 ior -a POSIX -s 3 -b 32064 -t 32064 -F -w -o ./iomodel.rank0_writer.1"
+
+
+# ------------------------------------------------------------- MPI-IO and a POSIX log
+
+def test_mpiio_output_with_a_posix_log(traced, tmp_path):
+    run = traced("mixed_log", 4, 3, posix=True)
+    want = [("MPI_Init", None, 0, 0), ("MPI_File_open", "out.dat", 0, 0), ("open", "run.log", 0, 0)]
+    for s in range(3):
+        want += [("MPI_File_write_at_all", "out.dat", s * 4 * 65536, 65536), ("write", "run.log", s * 100, 100)]
+    want += [("close", "run.log", 0, 0), ("MPI_File_close", "out.dat", 0, 0), ("MPI_Finalize", None, 0, 0)]
+    assert events(run, 0) == want
+    assert (run.data_dir / "run.log").read_bytes().count(b"\n") == 3
+    model = model_of(run, tmp_path)
+    # 120 exchanges between the steps: each collective write a phase of its own, and
+    # rank 0's log lines, which other data accesses part, one each
+    mpi = ("MPI_File_write_at_all", "MPI-IO", "out.dat", "write", 4, "0-3", [65536], 1, 4 * 65536,
+           "sequential", "shared")
+    log = ("write", "POSIX", "run.log", "write", 1, "0", [100], 1, 100, "sequential", "unique")
+    assert facts(model) == [mpi, log] * 3
+    assert [p["collective"] for p in model["phases"]] == [True, False] * 3
+    assert ior_lines(model, tmp_path) == [
+        "mpirun -np 4 ior -a MPIIO -s 1 -b 65536 -t 65536 -c -w -o ./iomodel.mixed_log.1",
+        "mpirun -np 1 ior -a POSIX -s 1 -b 104 -t 104 -F -w -o ./iomodel.mixed_log.2",
+        "mpirun -np 4 ior -a MPIIO -s 1 -b 65536 -t 65536 -c -w -o ./iomodel.mixed_log.3",
+        "mpirun -np 1 ior -a POSIX -s 1 -b 104 -t 104 -F -w -o ./iomodel.mixed_log.4",
+        "mpirun -np 4 ior -a MPIIO -s 1 -b 65536 -t 65536 -c -w -o ./iomodel.mixed_log.5",
+        "mpirun -np 1 ior -a POSIX -s 1 -b 104 -t 104 -F -w -o ./iomodel.mixed_log.6"]
+
+
+# ------------------------------------------------------------- stdio records
+
+def test_stdio_fwrite_fread(traced, tmp_path):
+    run = traced("stdio_rw", 2, 4, 65536, posix=True)
+    for r in range(2):
+        f = f"rec.{r}.dat"
+        assert events(run, r) == (
+            [("MPI_Init", None, 0, 0), ("fopen", f, 0, 0)]
+            + [("fwrite", f, k * 65536, 65536) for k in range(4)]
+            + [("fclose", f, 0, 0), ("fopen", f, 0, 0), ("fseek", f, 0, 0)]
+            + [("fread", f, k * 65536, 65536) for k in range(4)]
+            + [("fclose", f, 0, 0), ("MPI_Finalize", None, 0, 0)])
+    model = model_of(run, tmp_path)
+    assert facts(model) == [
+        ("fwrite", "STDIO", "rec.{rank}.dat", "write", 2, "0-1", [65536], 4, 8 * 65536, "sequential", "unique"),
+        ("fread", "STDIO", "rec.{rank}.dat", "read", 2, "0-1", [65536], 4, 8 * 65536, "sequential", "unique")]
+    ior = subprocess.run(IOMODEL + ["ior", str(tmp_path / "model.json")], capture_output=True, text=True)
+    assert "IOR's POSIX API makes each transfer one system call" in ior.stdout
+
+
+# ------------------------------------------------------------- before MPI_Init, after MPI_Finalize
+
+def test_io_before_mpi_init_and_after_mpi_finalize(traced, tmp_path):
+    """The deck, written and read back before MPI_Init, is in the file of the
+    rank the process became, before its MPI_Init, at negative times; the
+    summary after MPI_Finalize follows it; the trace still ends MPI_Finalize."""
+    run = traced("outside_mpi", 2, posix=True)
+    t = run.trace()
+    assert t.ranks["ended_by"].to_pylist() == ["MPI_Finalize", "MPI_Finalize"]
+    pids = dict(zip(t.ranks["rank"].to_pylist(), t.ranks["pid"].to_pylist()))
+    for r in range(2):
+        deck = f"deck.{pids[r]}.in"
+        assert events(run, r) == [
+            ("open", deck, 0, 0), ("write", deck, 0, 256), ("lseek", deck, 0, 0), ("read", deck, 0, 256),
+            ("close", deck, 0, 0), ("unlink", deck, 0, 0), ("MPI_Init", None, 0, 0),
+            ("MPI_File_open", "mid.dat", 0, 0), ("MPI_File_write_at", "mid.dat", r * 4096, 4096),
+            ("MPI_File_close", "mid.dat", 0, 0), ("MPI_Finalize", None, 0, 0),
+            ("open", f"summary.{r}.txt", 0, 0), ("write", f"summary.{r}.txt", 0, 512),
+            ("close", f"summary.{r}.txt", 0, 0)]
+    ev = [e for e in t.events.to_pylist() if e["rank"] == 0]
+    assert all(e["t_start"] < 0 for e in ev[:6]) and ev[7]["t_start"] >= 0
+    model = model_of(run, tmp_path)
+    assert [f[:9] for f in facts(model)] == [
+        ("write", "POSIX", "deck.{rank}.in", "write", 2, "0-1", [256], 1, 512),
+        ("read", "POSIX", "deck.{rank}.in", "read", 2, "0-1", [256], 1, 512),
+        ("MPI_File_write_at", "MPI-IO", "mid.dat", "write", 2, "0-1", [4096], 1, 8192),
+        ("write", "POSIX", "summary.{rank}.txt", "write", 2, "0-1", [512], 1, 1024)]
+    assert model["phases"][1]["reread_bytes"] == 512       # read back through the open that wrote it
+
+
+# ------------------------------------------------------------- Fortran's own I/O
+
+def test_fortran_unformatted_sequential(traced, tmp_path):
+    """3 records of 131072 doubles (1 MiB) a rank.  gfortran frames each record
+    with 4-byte length markers and writes it as: the previous record's end
+    marker with a placeholder for this one's start (8 B; the first record: 4 B),
+    the data, a seek back to write the start marker (4 B), and, before the next
+    record, a seek to the end; the last end marker alone (4 B).  It reads each
+    record through its 128 KiB buffer: 131072 B (the start marker and the data's
+    first 131068 B), then the data's other 917508 B, and seeks past the end
+    marker to the next record."""
+    run = traced("fortran_unformatted", 2, 3, 131072, posix=True)
+    rec = 1048576 + 8
+    f = "fort.0.dat"
+    want = [("MPI_Init", None, 0, 0), ("open", f, 0, 0),
+            ("write", f, 0, 4), ("write", f, 4, 1048576), ("lseek", f, 0, 0), ("write", f, 0, 4)]
+    for k in (1, 2):
+        want += [("lseek", f, k * rec - 4, 0), ("write", f, k * rec - 4, 8),
+                 ("write", f, k * rec + 4, 1048576), ("lseek", f, k * rec, 0), ("write", f, k * rec, 4)]
+    want += [("lseek", f, 3 * rec - 4, 0), ("write", f, 3 * rec - 4, 4), ("close", f, 0, 0), ("open", f, 0, 0)]
+    for k in range(3):
+        want += ([("lseek", f, k * rec, 0)] if k else []) + [("read", f, k * rec, 131072),
+                                                             ("read", f, k * rec + 131072, 917508)]
+    want += [("close", f, 0, 0), ("MPI_Finalize", None, 0, 0)]
+    assert events(run, 0) == want
+    assert (run.data_dir / f).stat().st_size == 3 * rec
+    model = model_of(run, tmp_path)
+    writes = [4, 1048576, 4, 8, 1048576, 4, 8, 1048576, 4, 4]
+    assert facts(model)[0][:9] == ("write", "POSIX", "fort.{rank}.dat", "write", 2, "0-1", writes, 1,
+                                   2 * sum(writes))
+    assert facts(model)[1][:9] == ("read", "POSIX", "fort.{rank}.dat", "read", 2, "0-1", [131072, 917508], 3,
+                                   2 * 3 * 1048580)
+
+
+# ------------------------------------------------------------- MPI-IO beside its POSIX checks
+
+def test_mpiio_events_are_the_same_with_posix_traced(traced):
+    """s3d_like, whose rank 0 checks its five files with stdio: its MPI-IO calls
+    are recorded the same with POSIX tracing on and off; on, rank 0's checks
+    follow them: each file fopen'd, its 512 B header and 16 arrays of 8^3
+    doubles (4096 B) read with fread, fclosed."""
+    on = [events(traced("s3d_like", 4, "blocking", 8, 8, 8, posix=True), r) for r in range(4)]
+    off = [events(traced("s3d_like", 4, "blocking", 8, 8, 8), r) for r in range(4)]   # (the same folders)
+    for r in range(4):
+        assert [e for e in on[r] if e[0].startswith("MPI_")] == off[r]
+    checks = [e for e in on[0] if not e[0].startswith("MPI_")]
+    want = []
+    for k in range(5):
+        f = f"s3d.{k}.nc"
+        want += [("fopen", f, 0, 0), ("fread", f, 0, 512)] + \
+            [("fread", f, 512 + 4096 * a, 4096) for a in range(16)] + [("fclose", f, 0, 0)]
+    assert checks == want
+    assert all(e[0].startswith("MPI_") for r in (1, 2, 3) for e in on[r])
+
+
+# ------------------------------------------------------------- the run unchanged
+
+PROGRAMS = [("posix_fpp", 2, (1000,)), ("rank0_writer", 4, (1000, 3)), ("mixed_log", 4, (3,)),
+            ("stdio_rw", 2, (4, 65536)), ("fortran_unformatted", 2, (3, 1024))]
+
+
+@pytest.mark.parametrize("name, np_, args", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_output_and_exit_code_are_the_same_traced(build_dir, tmp_path, name, np_, args):
+    outs = []
+    for traced_ in (False, True):
+        data = tmp_path / f"data-{traced_}"
+        data.mkdir()
+        cmd = mpirun(np_, *program_command(build_dir, name), data, *args)
+        if traced_:
+            cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
+        proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=120)
+        outs.append((data, proc.returncode))
+    (plain, rc0), (traced_dir, rc1) = outs
+    assert rc0 == rc1 == 0
+    names = sorted(p.name for p in plain.iterdir())
+    assert names and names == sorted(p.name for p in traced_dir.iterdir())
+    match, mismatch, errors = filecmp.cmpfiles(plain, traced_dir, names, shallow=False)
+    assert (mismatch, errors) == ([], []) and len(match) == len(names)
+
+
+def test_a_failing_program_keeps_its_exit_code(build_dir, tmp_path):
+    """posix_fpp without its N: the usage error's MPI_Abort(2), traced or not."""
+    rcs = []
+    for traced_ in (False, True):
+        cmd = mpirun(2, *program_command(build_dir, "posix_fpp"), tmp_path)
+        if traced_:
+            cmd = IOMODEL + ["trace", "-o", str(tmp_path / "trace"), "--", *cmd]
+        rcs.append(subprocess.run(list(map(str, cmd)), capture_output=True, timeout=120).returncode)
+    assert rcs[0] == rcs[1] != 0
+
+
+# ------------------------------------------------------------- no silent empties
+
+def test_a_trace_without_data_access_is_an_error(traced, tmp_path):
+    """posix_fpp with its data folder left out (IOMODEL_EXCLUDE): the trace holds
+    MPI_Init and MPI_Finalize only; analyze says so, exits 2 and writes no model."""
+    data = tmp_path / "posix_fpp-data"
+    run = traced("posix_fpp", 2, 1000, posix=True, env={"IOMODEL_EXCLUDE": str(data)})
+    out = tmp_path / "m.json"
+    proc = subprocess.run(IOMODEL + ["analyze", str(run.trace_dir), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and not out.exists()
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"iomodel: error: {run.trace_dir}: no data access to model: the trace holds only MPI_Finalize x2, "
+        "MPI_Init x2: the application's I/O went through calls the tracer does not follow, or to files "
+        "it leaves out (docs/commands/trace.md, \"What is recorded\")")
+
+
+def test_a_model_without_phases_is_nothing_to_predict(tmp_path):
+    from conftest import ROOT
+    model = json.loads((ROOT / "models" / "examples" / "btio-B-4.json").read_text())
+    model.update(phases=[], runs=[], order=[], weight=0)
+    out = tmp_path / "m.json"
+    out.write_text(json.dumps(model))
+    for cmd in (["predict", out, "--vc", "vc3"], ["compare", out, "--vc", "vc1", "vc3"], ["ior", out],
+                ["replay", out, "--vc", "local", "--backend", "builtin"]):
+        p = subprocess.run(IOMODEL + list(map(str, cmd)), capture_output=True, text=True, cwd=tmp_path)
+        assert p.returncode == 2, cmd
+        assert p.stderr.strip() == f"iomodel: error: {out}: the model has no phases: no I/O to replay or predict"
+
+
+# ------------------------------------------------------------- replayed, measured, predicted
+
+@pytest.fixture
+def local_vc(tmp_path):
+    from conftest import ROOT
+    vc = tmp_path / "local.yaml"
+    vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
+                  .replace("/tmp/iomodel-replay", str(tmp_path / "work")))
+    return vc
+
+
+def test_a_mixed_model_replays_each_phase_through_its_interface(traced, tmp_path, local_vc):
+    """mixed_log's model replayed by the built-in replayer: the collective writes
+    through MPI-IO (-a MPIIO -c, 4 processes), the log lines through POSIX
+    (-a POSIX, 1 process), every run measured; predict then uses the replay."""
+    model = model_of(traced("mixed_log", 4, 3, posix=True), tmp_path)
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(model))
+    out = tmp_path / "replay"
+    proc = subprocess.run(IOMODEL + ["replay", str(path), "--vc", str(local_vc), "--backend", "builtin",
+                                     "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    got = sorted((e["phase_ids"], e["command"][2], e["command"][e["command"].index("-a") + 1],
+                  "-c" in e["command"], e["ok"]) for e in runs)
+    assert got == [([1], "4", "MPIIO", True, True), ([2], "1", "POSIX", False, True),
+                   ([3], "4", "MPIIO", True, True), ([4], "1", "POSIX", False, True),
+                   ([5], "4", "MPIIO", True, True), ([6], "1", "POSIX", False, True)]
+    pred = subprocess.run(IOMODEL + ["predict", str(path), "--vc", str(local_vc), "--replay", str(out),
+                                     "--json"], capture_output=True, text=True)
+    assert pred.returncode == 0, pred.stderr
+    assert [p["note"] for p in json.loads(pred.stdout)["phases"]] == ["measured by replay"] * 6
+
+
+def test_posix_points_answer_posix_phases(traced, tmp_path, local_vc):
+    """characterize --api MPIIO,POSIX measures the independent points both ways
+    (a POSIX point has no collective twin); predict takes a POSIX phase's
+    bandwidth from the POSIX points, an MPI-IO phase's from the MPI-IO ones, and
+    without POSIX points says it used MPI-IO's."""
+    import pyarrow.parquet as pq
+    out = tmp_path / "char"
+    proc = subprocess.run(IOMODEL + ["characterize", "--vc", str(local_vc), "--backend", "builtin",
+                                     "--sizes", "4k", "--np", "1", "--ops", "write", "--access", "unique",
+                                     "--collective", "collective,independent", "--api", "MPIIO,POSIX",
+                                     "--bytes", "64k", "--no-one-op", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    points = pq.read_table(out / "profile.parquet").to_pylist()
+    assert sorted((p["api"], p["collective"]) for p in points) == [
+        ("MPIIO", False), ("MPIIO", True), ("POSIX", False)]
+    assert {p["api"]: p for p in points if not p["collective"]}["POSIX"]["bandwidth_Bps"] > 0
+    model = model_of(traced("stdio_rw", 1, 16, 4096, posix=True), tmp_path)
+    path = tmp_path / "stdio.json"
+    path.write_text(json.dumps(model))
+    prof = f"local={out / 'profile.parquet'}"
+    pred = subprocess.run(IOMODEL + ["predict", str(path), "--vc", str(local_vc), "--profile", prof, "--json"],
+                          capture_output=True, text=True)
+    assert pred.returncode == 0, pred.stderr
+    notes = [p["note"] for p in json.loads(pred.stdout)["phases"]]
+    assert len(notes) == 2 and not any("MPI-IO's used" in n for n in notes)    # POSIX's own points
+    vc3 = subprocess.run(IOMODEL + ["predict", str(path), "--vc", "vc3", "--json"], capture_output=True,
+                         text=True)                                # Table VII: MPI-IO points only
+    assert vc3.returncode == 0, vc3.stderr
+    assert all("no POSIX point measured (characterize --api POSIX): MPI-IO's used" in p["note"]
+               for p in json.loads(vc3.stdout)["phases"])
+
+
+# ------------------------------------------------------------- what is followed
+
+def test_the_layer_under_mpiio_on_request(traced, tmp_path):
+    """basic_c with IOMODEL_UNDER_MPI=1: the POSIX calls Open MPI makes inside
+    its calls are recorded as "NAME under MPI", every byte basic_c writes and
+    reads through MPI-IO reaches the file through them (2 ranks: 3 collective
+    blocks of 1024 B and one of 512 B each written, 1024 + 512 B each read),
+    and the model is the one without them."""
+    on = traced("basic_c", 2, posix=True, env={"IOMODEL_UNDER_MPI": "1"})
+    ev = on.trace().events.to_pylist()
+    paths = on.trace().paths
+    under = [e for e in ev if e["routine"].endswith(" under MPI")]
+    assert under and all(not e["routine"].startswith("MPI_") for e in under)
+    on_file = [e for e in under if e["file_id"] >= 0 and os.path.basename(paths[e["file_id"]]) == "shared.dat"]
+    assert sum(e["bytes"] for e in on_file if e["routine"].startswith("pwrite")) == 2 * (3 * 1024 + 512)
+    assert sum(e["bytes"] for e in on_file if e["routine"].startswith("pread")) == 2 * (1024 + 512)
+    with_layer = facts(model_of(on, tmp_path))
+    assert with_layer == facts(model_of(traced("basic_c", 2), tmp_path))
+
+
+def test_a_program_without_mpi_is_traced_as_one_process(build_dir, tmp_path):
+    """serial_stdio run by `iomodel trace` directly: rank 0 of 1, ended by its
+    exit; /etc/hostname (a system file) and the `cat` it starts are not traced."""
+    data, trace = tmp_path / "data", tmp_path / "trace"
+    data.mkdir()
+    proc = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--", str(build_dir / "serial_stdio"),
+                                     str(data)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in trace.iterdir()) == ["rank-000000.iot"]
+    from iomodel.analyzer import Trace
+    t = Trace(trace)
+    assert (t.ranks["nranks"].to_pylist(), t.ranks["ended_by"].to_pylist()) == ([1], ["exit (not an MPI program)"])
+    got = [(e["routine"], os.path.basename(t.paths[e["file_id"]]), e["offset"], e["bytes"])
+           for e in sorted(t.events.to_pylist(), key=lambda e: e["seq"])]
+    assert got == [("fopen", "serial.dat", 0, 0), ("fwrite", "serial.dat", 0, 1000),
+                   ("fwrite", "serial.dat", 1000, 1000), ("fwrite", "serial.dat", 2000, 1000),
+                   ("fclose", "serial.dat", 0, 0), ("open", "serial.dat", 0, 0),
+                   ("read", "serial.dat", 0, 3000), ("close", "serial.dat", 0, 0)]
+    assert (data / "copy.dat").stat().st_size == 3000
+
+
+@pytest.mark.parametrize("env, followed", [
+    ({}, ["ckpt.0.dat", "ckpt.1.dat"]),
+    ({"IOMODEL_EXCLUDE": "DATA"}, []),
+    ({"IOMODEL_EXCLUDE": "DATA", "IOMODEL_INCLUDE": "DATA/ckpt.1.dat"}, ["ckpt.1.dat"]),
+])
+def test_exclude_and_include_prefixes(traced, tmp_path, env, followed):
+    data = tmp_path / "posix_fpp-data"
+    env = {k: v.replace("DATA", str(data)) for k, v in env.items()}
+    t = traced("posix_fpp", 2, 100, posix=True, env=env).trace()
+    assert sorted(os.path.basename(p) for p in t.paths) == followed
