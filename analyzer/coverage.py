@@ -11,6 +11,7 @@ class Coverage:
     def __init__(self):
         self.events, self.stopped, self.end, self.nranks = {}, {}, {}, set()
         self.damaged = set()
+        self.lost = {}
 
     def add(self, r, damaged=False):
         """A rank's trace; damaged: read up to damage, which its reader reports."""
@@ -21,6 +22,8 @@ class Coverage:
         self.end[r.rank] = r.end
         if r.stopped:
             self.stopped[r.rank] = r.stopped
+        if getattr(r, "lost_before_start", None) is not None:
+            self.lost[r.rank] = r.lost_before_start
 
     def partial(self):
         """None for a whole trace; else {missing_ranks, empty_ranks,
@@ -46,6 +49,9 @@ class Coverage:
                 "the run went on"
             notes.append(f"rank {k}: tracing stopped after {st['events_kept']} of {st['events_total']} "
                          f"events: {st['error']}; {then}")
+        for k, n in sorted(self.lost.items()):
+            notes.append(f"rank {k}: the calls before MPI_Init filled the tracer's memory after {n} "
+                         "events; the later ones before it were not recorded")
         if not notes:
             return None
         lists = {key: format_ranks(v) or None for key, v in

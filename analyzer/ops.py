@@ -67,6 +67,8 @@ class RankOps:
                                # (analyzer/reread.py); None: opens unknown (Darshan)
     buffer_offset: np.ndarray = None  # int16: its buffer's address mod 4096, -1 unknown;
                                       # None: none known (Darshan, version-1 traces)
+    synced: np.ndarray = None  # bool: a write the rank then synced (fsync, fdatasync,
+                               # MPI_File_sync on its file before its next data access); None: none
 
     def __len__(self):
         return len(self.write)
@@ -234,6 +236,30 @@ class _Ordered:
     view: tuple = field(default=None)   # (disp, blocks, extent) or None: contiguous
 
 
+SYNCS = ("fsync", "fdatasync", "MPI_File_sync")
+
+
+def _synced(link, sel, path_of_open, rindex, write):
+    """Per kept operation (sel): a write the rank synced, its next call on the
+    file a sync before any other data access (IOR's -e); None without syncs."""
+    from .tracefile import F_ERROR
+    ids = [rindex[n] for n in SYNCS if n in rindex]
+    if not ids or not len(sel):
+        return None
+    is_sync = np.isin(link.routine, ids) & ((link.raw.events["flags"] & F_ERROR) == 0) & \
+        (link.open_idx >= 0)
+    syncs = np.flatnonzero(is_sync)
+    if not len(syncs):
+        return None
+    k = np.searchsorted(sel, syncs) - 1        # the last kept operation before each sync
+    ok = k >= 0
+    k, syncs = k[ok], syncs[ok]
+    same = path_of_open[link.open_idx[sel[k]]] == path_of_open[link.open_idx[syncs]]
+    out = np.zeros(len(sel), bool)
+    out[k[same]] = True
+    return out & write
+
+
 def ops_from_trace(trace, name=None, command=None):
     """The data operations of a Trace, read rank file by rank file so that
     memory holds one rank's events at a time (calls that returned an error
@@ -285,7 +311,8 @@ def ops_from_trace(trace, name=None, command=None):
             extent=_extents(path_of_open[oid], abs_end[sel]), single=single,
             reread=reread_mask(oid, is_write[rid], resolved[sel] & (abs_off[sel] >= 0),
                                *_extents_of(sel, ext_ev, ext_off, ext_len)),
-            buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None)
+            buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None,
+            synced=_synced(l, sel, path_of_open, rindex, is_write[rid]))
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

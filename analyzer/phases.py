@@ -162,7 +162,7 @@ BURST_DTYPES = {
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
-    "buffer_offset": np.int16,
+    "buffer_offset": np.int16, "synced": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -197,6 +197,8 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         "pieces_unknown": np.maximum.reduceat(r.pieces == 0, starts),
         "known": _all(off >= 0, starts),
     }
+    # the rank synced the file (fsync, MPI_File_sync) after the burst's last write
+    b["synced"] = r.synced[last] if r.synced is not None else np.zeros(len(starts), bool)
     # where the burst's buffers sat within 4 KiB: -1 unknown, -2 not the same for all
     bo = r.buffer_offset if r.buffer_offset is not None else np.full(n, -1, np.int16)
     b["buffer_offset"] = np.where(_all(bo == np.repeat(bo[starts], length), starts), bo[starts], -2)
@@ -388,6 +390,7 @@ def _phases(ops, b, mixed, calls=None):
         "coll_lo": lo(s("collective")), "coll_hi": hi(s("collective")),
         "first": lo(s("offset0")),
         "buf_lo": lo(s("buffer_offset")), "buf_hi": hi(s("buffer_offset")),
+        "synced": lo(s("synced").astype(np.int8)) == 1,
     }
     fs, rep = s("first_size"), s("rep")
     agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
@@ -643,6 +646,8 @@ def _phase(ops, b, p, sel, c, g, mixed):
     boff = c["buf_lo"][p] if c["buf_lo"][p] == c["buf_hi"][p] else int(b["buffer_offset"][sel[0]])
     if boff >= 0:
         phase["buffer_offset"] = int(boff)
+    if phase["operation"] == "write" and c["synced"][p]:
+        phase["synced"] = True           # every process synced the file after its writes
     return phase
 
 

@@ -316,9 +316,12 @@ def _invocation(model, chunk, workdir, defeat):
         else:
             notes.append("Random access with one transfer per segment: IOR's -z needs -b > -t, "
                          "so the access is sequential.")
+    if op == "write" and all(q.get("synced") for q in chunk):
+        flags.append("-e")          # the application synced its writes (fsync, MPI_File_sync)
     if defeat and not reread:       # a reread is meant to meet the client's cache
         if op == "write":
-            flags.append("-e")
+            if "-e" not in flags:
+                flags.append("-e")
         elif "-z" in flags and shared:
             notes.append("IOR refuses -C with -z on a shared file: the read is not reordered "
                          "and may be served from the page cache of the nodes that wrote it.")

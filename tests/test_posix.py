@@ -71,9 +71,11 @@ def test_hacc_like_pwrite_checkpoint(traced, tmp_path):
         ("pwrite", "POSIX", "ckpt.{rank}.dat", "write", 2, "0-1", HACC, 1, 2 * 38032, "sequential", "unique"),
         ("pread", "POSIX", "ckpt.{rank}.dat", "read", 2, "0-1", HACC[1:], 1, 2 * 38000, "sequential", "unique")]
     assert model["files"][0]["size"] == 2 * 38032 and model["weight"] == 2 * 38032 + 2 * 38000
+    # each rank fsyncs its file after the checkpoint: IOR's -e
+    assert [p.get("synced") for p in model["phases"]] == [True, None]
     base = "mpirun -np 2 ior -a POSIX -s 1"
     assert ior_lines(model, tmp_path) == [
-        f"{base} -b 38032 -t 38032 -F -w -o ./iomodel.posix_fpp.1",
+        f"{base} -b 38032 -t 38032 -F -w -e -o ./iomodel.posix_fpp.1",
         f"{base} -b 38000 -t 38000 -F -w -k -o ./iomodel.posix_fpp.2",
         f"{base} -b 38000 -t 38000 -F -r -k -E -o ./iomodel.posix_fpp.2"]
 
@@ -424,3 +426,18 @@ def test_exclude_and_include_prefixes(traced, tmp_path, env, followed):
     env = {k: v.replace("DATA", str(data)) for k, v in env.items()}
     t = traced("posix_fpp", 2, 100, posix=True, env=env).trace()
     assert sorted(os.path.basename(p) for p in t.paths) == followed
+
+
+def test_io_before_mpi_init_past_the_tracers_memory(traced):
+    """1000 writes before MPI_Init with IOMODEL_BUFFER_BYTES=4096 (128 events a
+    buffer): before MPI_Init the tracer holds at most 4 buffers (512 events), and
+    stops while the event in hand and an extension record still fit, 3 short of
+    the last: the open and 509 writes, 510 events, are kept, the rest of the
+    writes and the close are not, the trace says so, and MPI_Init and
+    MPI_Finalize follow."""
+    run = traced("preinit_many", 1, 1000, posix=True, env={"IOMODEL_BUFFER_BYTES": "4096"})
+    ev = events(run, 0)
+    assert [e[0] for e in ev] == ["open"] + ["write"] * 509 + ["MPI_Init", "MPI_Finalize"]
+    assert run.trace().gaps["notes"] == [
+        "rank 0: the calls before MPI_Init filled the tracer's memory after 510 events; the later ones "
+        "before it were not recorded"]
