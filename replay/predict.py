@@ -393,8 +393,11 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
             return _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
                                     (f.get("extent") or f.get("size")) if at == "shared" else None)
         except ProfileError as e:
+            hint = ("; give its description `bandwidth:` points or a measured `profile:` "
+                    "(docs/cluster-format.md), or predict with --profile or --replay"
+                    if profile is None or not len(profile) else "")
             raise PredictError(f"{getattr(cluster, 'where', None) or _name(cluster)}: phase {p['id']} "
-                               f"({p['operation']}): {e}") from None
+                               f"({p['operation']}): {e}{hint}") from None
 
     # a profile measured in passes: each phase predicted from each pass alone as well
     passes = [profile.in_pass(k) for k in range(profile.passes)] \

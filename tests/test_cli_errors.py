@@ -80,3 +80,16 @@ def test_plot_draws_a_png(traced, tmp_path):
     shutil.rmtree(run_.trace_dir)                     # the trace is gone: the phases are drawn
     proc = run("plot", model, "-o", tmp_path / "g.png")
     assert proc.returncode == 0 and "the model phases" in proc.stderr
+
+
+def test_a_cluster_without_bandwidth_says_how_to_give_it(tmp_path):
+    """A description with no profile and no bandwidth points: predict says what is
+    missing and where to put it (a new user's first cluster file)."""
+    vc = tmp_path / "bare.yaml"
+    vc.write_text("format: iomodel-cluster\nversion: 1\nname: bare\n"
+                  "instance: {type: t, cores: 8, memory_gib: 16, prices: [{region: r, usd_per_hour: 1}]}\n"
+                  "instances: 1\nfilesystem: {global: NFS}\n")
+    one_error(run("predict", ROOT / "models" / "examples" / "btio-B-4.json", "--vc", vc),
+              f"{vc}: phase 1 (write): no write bandwidth in the profile (it is empty); give its "
+              "description `bandwidth:` points or a measured `profile:` (docs/cluster-format.md), or "
+              "predict with --profile or --replay")
