@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Generate the tracer's MPI wrappers from wrappers.tmpl and the installed mpi.h.
 
-Usage: gen_wrappers.py TEMPLATE MPI_H OUT_C
+Usage: gen_wrappers.py TEMPLATE MPI_H OUT_C OUT_H
 
 For every MPI template line this writes MPI_X and PMPI_X with one shared body,
-a pointer to the real PMPI_X (resolved with dlsym(RTLD_NEXT)) and an op id.
+a pointer to the real PMPI_X and an op id, and the same for the routine's MPI-4
+large-count form MPI_X_c where mpi.h has one; for a `uses` line only the pointer.
+The pointers, declared in OUT_H, are found in the application's own MPI
+library (the tracer links none: docs/mpi.md).
 The body is the class macro of wrap_macros.h; the prototype, and so the
 parameter names the macro uses, come from mpi.h, so the wrappers always match
 the MPI they are built against.  A POSIX or stdio line gives its prototype
@@ -12,6 +15,7 @@ itself (the C library's headers are not parsed; the compiler checks it
 against them) and its body is a class macro of posix_macros.h.  Generated code
 is never edited by hand.
 """
+import os
 import re
 import sys
 
@@ -31,7 +35,7 @@ CLASS_PARAMS = {
     "test_any": ("count", "array_of_requests", "index", "flag"),
     "wait_some": ("incount", "array_of_requests", "outcount", "array_of_indices"),
     "test_some": ("incount", "array_of_requests", "outcount", "array_of_indices"),
-    "request_free": ("request",), "comm": (),
+    "request_free": ("request",), "comm": (), "uses": (),
 }
 # POSIX and stdio classes (posix_macros.h): their parameters, checked against the
 # prototype the template line gives.  p_* classes get a second op, the call made
@@ -47,7 +51,45 @@ POSIX_PARAMS = {
 POSIX_PROTO = re.compile(r"^(?P<ret>.*?[\w*])\s*\b(?P<name>\w+)\s*\((?P<params>.*)\)\s*$")
 FLAG_BITS = {"coll": "IOM_F_COLL", "write": "IOM_F_WRITE", "read": "IOM_F_READ"}
 POSITION = {"at": "IOM_POS_AT", "ind": "IOM_POS_IND", "shared": "IOM_POS_SHARED"}
-PROTO = re.compile(r"\bint\s+PMPI_(\w+)\s*\(([^()]*)\)\s*[^;]*;", re.S)
+PROTO = re.compile(r"\bint\s+(P?)MPI_(\w+)\s*\(([^()]*)\)\s*[^;]*;", re.S)
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+# The MPI standard's parameter names, for a header that declares a routine
+# without them (MPICH's mpio.h declares PMPI_File_open(MPI_Comm, const char *,
+# ...)): the names the class macros use, for the routines whose prototypes may
+# lack them.  Other parameters get names of their own (p0, p1, ...).
+STANDARD_NAMES = {
+    "MPI_Init": ("argc", "argv"), "MPI_Init_thread": ("argc", "argv", "required", "provided"),
+    "MPI_File_open": ("comm", "filename", "amode", "info", "fh"), "MPI_File_close": ("fh",),
+    "MPI_File_delete": ("filename", "info"),
+    "MPI_File_set_view": ("fh", "disp", "etype", "filetype", "datarep", "info"),
+    "MPI_File_seek": ("fh", "offset", "whence"), "MPI_File_seek_shared": ("fh", "offset", "whence"),
+    "MPI_File_set_size": ("fh", "size"), "MPI_File_preallocate": ("fh", "size"),
+    "MPI_File_sync": ("fh",), "MPI_File_set_atomicity": ("fh", "flag"),
+    **{f"MPI_File_{op}{ptr}{coll}": (("fh", "offset") if ptr == "_at" else ("fh",)) +
+       ("buf", "count", "datatype", "status")
+       for op in ("read", "write") for ptr in ("_at", "", "_shared") for coll in ("", "_all")
+       if not (ptr == "_shared" and coll)},
+    "MPI_File_write_ordered": ("fh", "buf", "count", "datatype", "status"),
+    "MPI_File_read_ordered": ("fh", "buf", "count", "datatype", "status"),
+    **{f"MPI_File_i{op}{ptr}{coll}": (("fh", "offset") if ptr == "_at" else ("fh",)) +
+       ("buf", "count", "datatype", "request")
+       for op in ("read", "write") for ptr in ("_at", "", "_shared") for coll in ("", "_all")
+       if not (ptr == "_shared" and coll)},
+    **{f"MPI_File_{op}{ptr}_begin": (("fh", "offset") if ptr == "_at_all" else ("fh",)) +
+       ("buf", "count", "datatype")
+       for op in ("read", "write") for ptr in ("_at_all", "_all", "_ordered")},
+    **{f"MPI_File_{op}{ptr}_end": ("fh", "buf", "status")
+       for op in ("read", "write") for ptr in ("_at_all", "_all", "_ordered")},
+    "MPI_Wait": ("request", "status"), "MPI_Test": ("request", "flag", "status"),
+    "MPI_Waitall": ("count", "array_of_requests", "array_of_statuses"),
+    "MPI_Testall": ("count", "array_of_requests", "flag", "array_of_statuses"),
+    "MPI_Waitany": ("count", "array_of_requests", "index", "status"),
+    "MPI_Testany": ("count", "array_of_requests", "index", "flag", "status"),
+    "MPI_Waitsome": ("incount", "array_of_requests", "outcount", "array_of_indices", "array_of_statuses"),
+    "MPI_Testsome": ("incount", "array_of_requests", "outcount", "array_of_indices", "array_of_statuses"),
+    "MPI_Request_free": ("request",),
+}
 
 
 class TemplateError(Exception):
@@ -76,24 +118,85 @@ def read_template(path):
     return entries
 
 
-def read_prototypes(mpi_h):
-    with open(mpi_h) as f:
+def header_text(mpi_h, seen=None):
+    """mpi.h and the headers of its own directory it includes (MPICH's
+    mpi_proto.h and mpio.h), comments removed."""
+    seen = set() if seen is None else seen
+    path = os.path.realpath(mpi_h)
+    if path in seen:
+        return ""
+    seen.add(path)
+    with open(path) as f:
         text = re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S)
+    here = os.path.dirname(path)
+    for name in INCLUDE.findall(text):
+        inc = os.path.join(here, name)
+        if os.path.isfile(inc):
+            text += "\n" + header_text(inc, seen)
+    return text
+
+
+def read_prototypes(mpi_h):
+    """{MPI_X: its parameter list}: of MPI_X or PMPI_X, whichever names its
+    parameters (a header may declare PMPI_X without names and MPI_X with)."""
     protos = {}
-    for m in PROTO.finditer(text):
-        params = " ".join(m.group(2).split())
-        protos["MPI_" + m.group(1)] = params
+    for m in PROTO.finditer(header_text(mpi_h)):
+        params = " ".join(m.group(3).split())
+        name = "MPI_" + m.group(2)
+        if name not in protos or (not _named(protos[name]) and _named(params)):
+            protos[name] = params
     return protos
 
 
+def _named(params):
+    """Does every parameter of the list have a name?"""
+    try:
+        param_names(params)
+        return True
+    except TemplateError:
+        return False
+
+
+TYPE_WORDS = {"int", "char", "void", "const", "long", "unsigned", "short", "double", "float",
+              "signed", "struct", "MPI_Offset", "MPI_Aint", "MPI_Count"}
+
+
 def param_names(params):
+    """The parameters' names; TemplateError when one has none (`MPI_Comm`,
+    `const char *`, `int []`)."""
     if params in ("", "void"):
         return []
     names = []
     for p in params.split(","):
         m = re.search(r"(\w+)\s*(\[\s*\d*\s*\])*\s*$", p.strip())
+        words = re.findall(r"\w+", p)
+        if not m or len(words) < 2 or m.group(1) in TYPE_WORDS or m.group(1).startswith("MPI_") \
+                or p.strip().endswith("*"):
+            raise TemplateError(f"parameter {p.strip()!r} has no name")
         names.append(m.group(1))
     return names
+
+
+def name_params(name, params):
+    """The parameter list with the names the class macros use: the standard's
+    (STANDARD_NAMES) for the routines it lists, whatever the header calls them
+    (MPICH's MPI_Waitany has `indx`), else the header's own, else p0, p1..."""
+    standard = STANDARD_NAMES.get(name[:-2] if name.endswith("_c") else name)
+    if standard is None and _named(params):
+        return params
+    parts = [p.strip() for p in params.split(",")]
+    names = standard or tuple(f"p{i}" for i in range(len(parts)))
+    if len(names) != len(parts):
+        raise TemplateError(f"{name}: {len(parts)} parameters, the standard names {len(names)}")
+    out = []
+    for p, n in zip(parts, names):
+        m = re.match(r"^(.*?)(\s*(?:\[\s*\d*\s*\])*)$", p)     # `int x[]` or `int []`
+        typ, dims = m.group(1), m.group(2).strip()
+        if _named(p):
+            typ = typ[:typ.rindex(param_names(p)[0])]
+        typ = typ.rstrip()
+        out.append(f"{typ}{'' if typ.endswith('*') else ' '}{n}{dims}")
+    return ", ".join(out)
 
 
 def body(cls, name, flags, call):
@@ -110,6 +213,8 @@ def body(cls, name, flags, call):
         arg_expr = f"(int64_t)({arg})" if arg else "0"
         extra = "(int64_t)whence" if "WHENCE" in flags else "0"
         return f"IOM_FCALL({op}, {bits}, {arg_expr}, {extra}, {call})"
+    if cls == "comm":
+        return f"IOM_COMM({call})"
     return f"IOM_{cls.upper()}({op}, {call})"
 
 
@@ -152,9 +257,20 @@ def posix_wrapper(template, lineno, cls, name, flags, proto):
             f"{{ {head}{macro} }}", ""]
 
 
+def with_large_count_forms(entries, protos):
+    """Each MPI line, and after it the same line for the routine's MPI-4
+    large-count form (MPI_X_c, its counts MPI_Count) when mpi.h has one."""
+    out = []
+    for lineno, cls, name, flags, proto in entries:
+        out.append((lineno, cls, name, flags, proto))
+        if proto is None and cls != "uses" and name + "_c" in protos:
+            out.append((lineno, cls, name + "_c", flags, proto))
+    return out
+
+
 def generate(template, mpi_h):
-    entries = read_template(template)
     protos = read_prototypes(mpi_h)
+    entries = with_large_count_forms(read_template(template), protos)
     seen = set()
     out = ["/* Generated by tracer/gen_wrappers.py from tracer/wrappers.tmpl and "
            f"{mpi_h}. Do not edit. */",
@@ -163,7 +279,7 @@ def generate(template, mpi_h):
            "#undef _FILE_OFFSET_BITS",
            '#include "wrap_macros.h"',
            '#include "posix_macros.h"', ""]
-    ops, names, unders = [], [], []
+    ops, names, unders, reals = [], [], [], []
     for lineno, cls, name, flags, proto in entries:
         if name in seen:
             raise TemplateError(f"{template}:{lineno}: {name} listed twice")
@@ -177,24 +293,29 @@ def generate(template, mpi_h):
             continue
         if name not in protos:
             raise TemplateError(f"{template}:{lineno}: {name} has no prototype in {mpi_h}")
-        params = protos[name]
+        reals.append(name)
+        if cls == "uses":
+            out += [f"IOM_HIDDEN __typeof__(P{name}) *iom_real_{name};", ""]
+            continue
+        params = name_params(name, protos[name])
         args = param_names(params)
         missing = [p for p in CLASS_PARAMS[cls] if p not in args]
         if cls == "fcall":
             missing += [f[4:] for f in flags if f.startswith("ARG=") and f[4:] not in args]
         if missing:
             raise TemplateError(f"{template}:{lineno}: {name} ({cls}) lacks parameter(s) {missing} in mpi.h")
-        ops.append(f"#define IOM_OP_{name} {len(names)}")
-        names.append(name)
+        if cls != "comm":       # communication is counted, never recorded: no routine id
+            ops.append(f"#define IOM_OP_{name} {len(names)}")
+            names.append(name)
         pname = "P" + name
         call = f"iom_real_{name}({', '.join(args)})"
         out += [
             f"/* {name}: {cls} {' '.join(flags)} */",
             f"IOM_HIDDEN __typeof__({pname}) *iom_real_{name};",
-            f"static inline int iom_do_{name}({params})",
+            f"static IOM_NOINLINE int iom_do_{name}({params})",
             f"{{ {body(cls, name, flags, call)} }}",
-            f"int {name}({params}) {{ return iom_do_{name}({', '.join(args)}); }}",
-            f"int {pname}({params}) {{ return iom_do_{name}({', '.join(args)}); }}",
+            f"int {name}({params}) {{ IOM_FORWARD({call}, iom_do_{name}({', '.join(args)})) }}",
+            f"int {pname}({params}) {{ IOM_FORWARD({call}, iom_do_{name}({', '.join(args)})) }}",
             "",
         ]
     # a POSIX call made inside a traced MPI call: its own op, after all the others
@@ -207,26 +328,38 @@ def generate(template, mpi_h):
     table = ["const int iom_nops = IOM_NOPS;",
              "const char *const iom_op_names[IOM_NOPS] = {",
              *[f'    "{n}",' for n in all_names], "};", "",
-             "/* Resolve every real function once, when the library is loaded (PMPI_X for",
-             " * MPI_X; a POSIX wrapper called before that resolves its own). */",
+             "/* Resolve every real function once, when the library is loaded (a POSIX",
+             " * wrapper called before that resolves its own); the MPI ones again from the",
+             " * application's own MPI library when it is of the other ABI family. */",
              "void iom_resolve_reals(void)", "{"]
-    table += [f'    iom_real_{n} = (__typeof__(iom_real_{n}))iom_dlsym_next("{n if n in posix else "P" + n}");'
-              for n in names]
+    table += [f'    iom_real_{n} = (__typeof__(iom_real_{n}))iom_dlsym_next("{n}");'
+              for n in names if n in posix]
+    table += ["    iom_resolve_mpi(iom_dlsym_next);", "}", "",
+              "void iom_resolve_mpi(void *(*find)(const char *))", "{"]
+    table += [f'    iom_real_{n} = (__typeof__(iom_real_{n}))find("P{n}");' for n in reals]
     table += ["}", ""]
     # Op ids must be known before the bodies that use them.
     top = 7
-    return "\n".join(out[:top] + header + out[top:] + table)
+    code = "\n".join(out[:top] + header + out[top:] + table)
+    decls = "\n".join([f"/* Generated by tracer/gen_wrappers.py from tracer/wrappers.tmpl and {mpi_h}. */",
+                       "/* The real MPI routines, found in the application's MPI library. */",
+                       "#ifndef IOMODEL_WRAPPERS_H", "#define IOMODEL_WRAPPERS_H", "#include <mpi.h>",
+                       *[f"extern __typeof__(P{n}) *iom_real_{n} __attribute__((visibility(\"hidden\")));"
+                         for n in reals], "#endif", ""])
+    return code, decls
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) != 5:
         sys.exit(__doc__.strip().splitlines()[2])
     try:
-        code = generate(argv[1], argv[2])
+        code, decls = generate(argv[1], argv[2])
     except (TemplateError, OSError) as e:
         sys.exit(f"gen_wrappers: {e}")
     with open(argv[3], "w") as f:
         f.write(code)
+    with open(argv[4], "w") as f:
+        f.write(decls)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <link.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -29,6 +30,7 @@
 
 __thread int iom_depth __attribute__((tls_model("initial-exec")));
 int iom_on;
+int iom_foreign;
 int iom_pon;
 int iom_under;
 int *iom_fdslot;
@@ -38,8 +40,6 @@ uint32_t iom_lclock;
 int iom_npending;
 
 /* Real functions the runtime itself calls (defined in wrappers.c). */
-extern __typeof__(PMPI_Allreduce) *iom_real_MPI_Allreduce IOM_HIDDEN;
-extern __typeof__(PMPI_Barrier) *iom_real_MPI_Barrier IOM_HIDDEN;
 
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3, CHUNK_STOP = 4 };
@@ -135,6 +135,7 @@ static int finalized;                /* MPI_Finalize passed: the file stays open
 static size_t ev_cap_max, meta_cap_max;   /* how far the buffers grow before the file exists */
 static size_t ev_cap_run, meta_cap_run;   /* their size once it does (IOMODEL_BUFFER_BYTES) */
 static int lost_before_start;        /* the buffers filled before the file existed */
+static int nonmpi;                   /* a process `iomodel trace` started without a launcher */
 static int posix_off;                /* IOMODEL_POSIX=0: MPI-IO only */
 static uint64_t load_ticks, load_mono_ns; /* when the library was loaded (a non-MPI trace's zero) */
 static uint64_t file_off;            /* bytes of whole chunks (and the header) in the file */
@@ -373,7 +374,7 @@ static size_t pm_hash(uintptr_t k, size_t cap) { return (size_t)((k >> 4) * 0x9E
 
 static int pm_get(const struct ptrmap *m, uintptr_t k, uint64_t *v)
 {
-    if (!m->cap) return 0;
+    if (!m->cap || k <= TOMB) return 0;
     for (size_t i = pm_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->key[i] == k) { *v = m->val[i]; return 1; }
         if (!m->key[i]) return 0;
@@ -398,6 +399,7 @@ static void pm_grow(struct ptrmap *m)
 
 static void pm_put(struct ptrmap *m, uintptr_t k, uint64_t v)
 {
+    if (k <= TOMB) return;              /* 0 and 1 mark empty and deleted places */
     if ((m->used + 1) * 2 > m->cap) pm_grow(m);
     if (!m->cap) return;
     size_t i = pm_hash(k, m->cap), tomb = (size_t)-1;
@@ -413,7 +415,7 @@ static void pm_put(struct ptrmap *m, uintptr_t k, uint64_t v)
 
 static int pm_del(struct ptrmap *m, uintptr_t k, uint64_t *v)
 {
-    if (!m->cap) return 0;
+    if (!m->cap || k <= TOMB) return 0;
     for (size_t i = pm_hash(k, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->key[i] == k) { if (v) *v = m->val[i]; m->key[i] = TOMB; return 1; }
         if (!m->key[i]) return 0;
@@ -428,7 +430,7 @@ struct slot { uint64_t begin_seq; int busy; int append; int64_t pos; };
 static struct ptrmap files, requests;
 static struct slot *slots;
 static int nslots, *free_slots, nfree;
-static MPI_File last_fh = MPI_FILE_NULL;
+static MPI_File last_fh;                 /* 0: none (the lookup's cache) */
 static int last_slot = IOM_NO_SLOT;
 
 static int slot_lookup(MPI_File fh)
@@ -476,7 +478,7 @@ static int slot_alloc(MPI_File fh)
     int s = slot_new();
     if (s == (int)IOM_NO_SLOT) return s;
     pm_put(&files, (uintptr_t)fh, (uint64_t)s);
-    last_fh = MPI_FILE_NULL;
+    last_fh = 0;
     return s;
 }
 
@@ -485,19 +487,19 @@ static int slot_alloc(MPI_File fh)
 int64_t iom_pos_individual(MPI_File fh)
 {
     MPI_Offset pos;
-    return PMPI_File_get_position(fh, &pos) == MPI_SUCCESS ? (int64_t)pos : -1;
+    return iom_real_MPI_File_get_position(fh, &pos) == MPI_SUCCESS ? (int64_t)pos : -1;
 }
 
 int64_t iom_pos_shared(MPI_File fh)
 {
     MPI_Offset pos;
-    return PMPI_File_get_position_shared(fh, &pos) == MPI_SUCCESS ? (int64_t)pos : -1;
+    return iom_real_MPI_File_get_position_shared(fh, &pos) == MPI_SUCCESS ? (int64_t)pos : -1;
 }
 
-static inline int64_t nbytes(int count, MPI_Datatype type)
+static inline int64_t nbytes(int64_t count, MPI_Datatype type)
 {
     int size = 0;
-    if (count && PMPI_Type_size(type, &size) != MPI_SUCCESS) return -1;
+    if (count && iom_real_MPI_Type_size(type, &size) != MPI_SUCCESS) return -1;
     return (int64_t)count * size;
 }
 
@@ -520,7 +522,7 @@ static void note_buffer(const void *buf, uint64_t seq)
     meta_end(p, total);
 }
 
-void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
+void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int64_t count,
                    MPI_Datatype type, uint64_t t0, uint64_t t1)
 {
     int64_t b = nbytes(count, type);
@@ -530,7 +532,7 @@ void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void 
     UNLOCK();
 }
 
-void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
+void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int64_t count,
                      MPI_Datatype type, uint64_t t0, uint64_t t1, MPI_Request req)
 {
     int64_t b = nbytes(count, type);
@@ -539,7 +541,7 @@ void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const voi
     int slot = slot_lookup(fh);
     uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
     note_buffer(buf, seq);
-    if (req != MPI_REQUEST_NULL) {
+    if (req != IOM_NO_REQUEST) {
         uint64_t old;
         if (!pm_get(&requests, (uintptr_t)req, &old)) iom_npending++;
         pm_put(&requests, (uintptr_t)req, seq << 16 | (uint64_t)slot);
@@ -547,7 +549,7 @@ void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const voi
     UNLOCK();
 }
 
-void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int count,
+void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int64_t count,
                       MPI_Datatype type, uint64_t t0, uint64_t t1)
 {
     int64_t b = nbytes(count, type);
@@ -598,7 +600,7 @@ void iom_complete(int op, const MPI_Request *saved, int n, const int *which, uin
     for (int i = 0; i < n && iom_npending; i++) {
         MPI_Request r = saved[which ? which[i] : i];
         uint64_t v;
-        if (r == MPI_REQUEST_NULL || !pm_del(&requests, (uintptr_t)r, &v)) continue;
+        if (!pm_del(&requests, (uintptr_t)r, &v)) continue;
         iom_npending--;
         push(op, IOM_F_COMPLETE | same, (int)(v & 0xFFFF), (int64_t)(v >> 16), 0, t0, t1);
         same = IOM_F_SAMECALL;
@@ -618,8 +620,8 @@ void iom_record_open(int op, int rc, MPI_Comm comm, const char *path, int amode,
 {
     int csize = 0, crank = 0;
     if (rc == MPI_SUCCESS) {
-        PMPI_Comm_size(comm, &csize);
-        PMPI_Comm_rank(comm, &crank);
+        iom_real_MPI_Comm_size(comm, &csize);
+        iom_real_MPI_Comm_rank(comm, &crank);
     }
     LOCK();
     int slot = rc == MPI_SUCCESS ? slot_alloc(fh) : (int)IOM_NO_SLOT;
@@ -645,7 +647,7 @@ void iom_record_close(int op, int rc, int slot, uint64_t t0, uint64_t t1)
         if (k) pm_del(&files, k, NULL);
         slots[slot].busy = 0;
         free_slots[nfree++] = slot;
-        last_fh = MPI_FILE_NULL;
+        last_fh = 0;
     }
     UNLOCK();
 }
@@ -667,9 +669,9 @@ void iom_record_view(int op, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype 
     int esize = 0, fsize = 0;
     MPI_Aint lb = 0, extent = 0;
     if (rc == MPI_SUCCESS) {
-        PMPI_Type_size(etype, &esize);
-        PMPI_Type_size(filetype, &fsize);
-        PMPI_Type_get_extent(filetype, &lb, &extent);
+        iom_real_MPI_Type_size(etype, &esize);
+        iom_real_MPI_Type_size(filetype, &fsize);
+        iom_real_MPI_Type_get_extent(filetype, &lb, &extent);
         iom_flatten(filetype, &bl);
     }
     size_t rlen = datarep ? strlen(datarep) : 0;
@@ -1091,8 +1093,6 @@ static void run_buffers(void)
  * 1, if `iomodel trace` ran it directly (IOMODEL_NONMPI=1, claimed by the
  * first process that loads the tracer, so that its children do not; an MPI
  * rank file already there is not overwritten). */
-static int nonmpi;
-
 static void at_exit(void)
 {
     LOCK();
@@ -1177,14 +1177,127 @@ static void posix_init(void)
     iom_pon = !posix_off;
 }
 
+/* The ABI family the tracer was built for, and those of the MPI libraries in
+ * the process: told apart by MPI_Get_library_version, which every MPI lets be
+ * called before MPI_Init and whose arguments every MPI passes alike.  The
+ * tracer brings its own MPI library along; an application of the other family
+ * brings its own too, and must get its own calls, untouched. */
+#if defined(OPEN_MPI)
+#define BUILT_FOR "Open MPI"
+#else
+#define BUILT_FOR "MPICH"
+#endif
+static const char *family_of(const char *version)
+{
+    if (strstr(version, "Open MPI")) return "Open MPI";
+    if (strstr(version, "MPICH") || strstr(version, "Intel(R) MPI") || strstr(version, "MVAPICH"))
+        return "MPICH";
+    return NULL;                        /* an MPI we cannot name: trusted to be the one built for */
+}
+
+#define MAX_MPI_LIBS 4
+struct mpi_libs { void *fn[MAX_MPI_LIBS]; int n; };
+
+/* dl_iterate_phdr: each loaded object's MPI_Get_library_version, once */
+static int find_mpi_lib(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct mpi_libs *libs = data;
+    if (!info->dlpi_name || !*info->dlpi_name) return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return 0;
+    void *fn = dlsym(h, "PMPI_Get_library_version");
+    dlclose(h);
+    for (int i = 0; fn && i < libs->n; i++)
+        if (libs->fn[i] == fn) return 0;
+    if (fn && libs->n < MAX_MPI_LIBS) libs->fn[libs->n++] = fn;
+    return 0;
+}
+
+static void *mpi_lib;                   /* the application's MPI library */
+static int mpi_unusable;                /* what the tracer needs of it is missing */
+static void *find_in_mpi_lib(const char *name) { return dlsym(mpi_lib, name); }
+#ifdef OPEN_MPI
+MPI_Comm iom_comm_world;
+MPI_Datatype iom_int;
+MPI_Op iom_sum;
+
+/* An MPI object's address as the application sees it: the global lookup
+ * first, since a program that names MPI_COMM_WORLD holds the copy of it its
+ * MPI library uses too; the library itself when an interpreter loaded it
+ * privately. */
+static void *find_data(const char *name)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    return p || !mpi_lib ? p : dlsym(mpi_lib, name);
+}
+#endif
+
+/* At MPI_Init, before the real one: every real MPI routine is taken from the
+ * application's MPI library, loaded by now even when an interpreter loaded it
+ * late (mpi4py).  If that MPI is of the other ABI family, every MPI call goes
+ * to it untouched (iom_foreign), the process runs untraced, and
+ * DIR/mpi-mismatch.txt says why, for `iomodel trace` to report. */
+void iom_check_mpi(void)
+{
+    static int checked;
+    if (checked) return;
+    checked = 1;
+    struct mpi_libs libs = {{0}, 0};
+    dl_iterate_phdr(find_mpi_lib, &libs);
+    Dl_info where = {0};
+    if (libs.n && dladdr(libs.fn[0], &where) && where.dli_fname &&
+        (mpi_lib = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
+        iom_resolve_mpi(find_in_mpi_lib);
+    static char version[16384];         /* MPICH's MPI_MAX_LIBRARY_VERSION_STRING is 8192 */
+    int len = 0;
+    if (!iom_real_MPI_Get_library_version || iom_real_MPI_Get_library_version(version, &len) != MPI_SUCCESS)
+        version[0] = 0;
+    version[sizeof version - 1] = 0;
+    const char *family = family_of(version);
+    if (family && strcmp(family, BUILT_FOR) != 0) {
+        iom_foreign = 1;
+        LOCK();
+        iom_pon = 0;
+        nonmpi = 0;
+        ev_n = meta_n = 0;
+        ev_seq = 0;
+        UNLOCK();
+        if (!ev_buf) return;            /* IOMODEL_DISABLE: nothing to say */
+        char note[1024];
+        int n = snprintf(note, sizeof note, "built for %s; the application runs %.*s (%s)\n", BUILT_FOR,
+                         (int)strcspn(version, "\n,"), version,
+                         where.dli_fname ? where.dli_fname : "its MPI library");
+        const char *dir = getenv("IOMODEL_TRACE_DIR");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/mpi-mismatch.txt", dir && *dir ? dir : "iomodel-trace");
+        sys_mkdir(dir && *dir ? dir : "iomodel-trace", 0777);
+        int f = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (f >= 0) {
+            struct iovec v = {note, n < (int)sizeof note ? (size_t)n : sizeof note - 1};
+            sys_writev(f, &v, 1);
+            sys_close(f);
+        }
+        return;
+    }
+#ifdef OPEN_MPI
+    iom_comm_world = (MPI_Comm)find_data("ompi_mpi_comm_world");
+    iom_int = (MPI_Datatype)find_data("ompi_mpi_int");
+    iom_sum = (MPI_Op)find_data("ompi_mpi_op_sum");
+    mpi_unusable = !iom_comm_world || !iom_int || !iom_sum;
+#endif
+    mpi_unusable |= !iom_real_MPI_Comm_rank || !iom_real_MPI_Comm_size || !iom_real_MPI_Allreduce ||
+                    !iom_real_MPI_Barrier;
+}
+
 void iom_start(int op, uint64_t t_init, int thread_level)
 {
     iom_depth = 1;
-    if (!ev_buf) { iom_depth = 0; return; }          /* IOMODEL_DISABLE, or no memory at load */
+    if (!ev_buf || mpi_unusable) { iom_depth = 0; return; } /* IOMODEL_DISABLE, no memory at load */
     uint64_t cal_ticks = iom_ticks(), cal_ns = mono_ns(CLOCK_MONOTONIC);
     int nranks = 1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    iom_real_MPI_Comm_rank(IOM_COMM_WORLD, &my_rank);
+    iom_real_MPI_Comm_size(IOM_COMM_WORLD, &nranks);
     const char *dir = getenv("IOMODEL_TRACE_DIR");
     if (!dir || !*dir) dir = "iomodel-trace";
     char path[4096];
@@ -1196,7 +1309,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     if (probe >= 0) sys_close(probe);
     /* All ranks trace or none does; rank 0 says why not. */
     int failed = err != 0, nfailed = 0;
-    iom_real_MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    iom_real_MPI_Allreduce(&failed, &nfailed, 1, IOM_INT, IOM_SUM, IOM_COMM_WORLD);
     if (nfailed) {
         if (my_rank == 0)
             fprintf(stderr, "iomodel: cannot write the trace in %s (%d of %d ranks failed%s%s); "
@@ -1210,7 +1323,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
         iom_depth = 0;
         return;
     }
-    iom_real_MPI_Barrier(MPI_COMM_WORLD); /* time zero is the same moment on every rank */
+    iom_real_MPI_Barrier(IOM_COMM_WORLD); /* time zero is the same moment on every rank */
     uint64_t tick0 = iom_ticks(), mono0 = mono_ns(CLOCK_MONOTONIC);
     LOCK();
     open_trace(dir, my_rank, nranks, thread_level, 0, tick0, mono0, cal_ticks, cal_ns);

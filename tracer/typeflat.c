@@ -59,7 +59,7 @@ static void repeat(MPI_Datatype t, int64_t count, int64_t base, int64_t stride, 
 static MPI_Aint extent_of(MPI_Datatype t)
 {
     MPI_Aint lb, ext;
-    PMPI_Type_get_extent(t, &lb, &ext);
+    iom_real_MPI_Type_get_extent(t, &lb, &ext);
     return ext;
 }
 
@@ -110,18 +110,18 @@ static void subarray(int nd, const int *sizes, const int *subs, const int *start
 static void flatten_at(MPI_Datatype t, int64_t base, struct iom_blocks *o)
 {
     int ni, na, nd, comb;
-    if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) { o->undecoded = 1; return; }
+    if (iom_real_MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) { o->undecoded = 1; return; }
     if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_F90_REAL ||
         comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER) {
         int size;
-        PMPI_Type_size(t, &size);
+        iom_real_MPI_Type_size(t, &size);
         add(o, base, size);
         return;
     }
     int *iv = malloc(sizeof(int) * (size_t)(ni + 1));
     MPI_Aint *av = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
     MPI_Datatype *dv = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
-    if (!iv || !av || !dv || PMPI_Type_get_contents(t, ni, na, nd, iv, av, dv) != MPI_SUCCESS) {
+    if (!iv || !av || !dv || iom_real_MPI_Type_get_contents(t, ni, na, nd, iv, av, dv) != MPI_SUCCESS) {
         o->undecoded = 1;
         free(iv); free(av); free(dv);
         return;
@@ -173,9 +173,9 @@ static void flatten_at(MPI_Datatype t, int64_t base, struct iom_blocks *o)
     }
     for (int i = 0; i < nd; i++) {
         int a, b, c, k;
-        if (PMPI_Type_get_envelope(dv[i], &a, &b, &c, &k) == MPI_SUCCESS && k != MPI_COMBINER_NAMED &&
+        if (iom_real_MPI_Type_get_envelope(dv[i], &a, &b, &c, &k) == MPI_SUCCESS && k != MPI_COMBINER_NAMED &&
             k != MPI_COMBINER_F90_REAL && k != MPI_COMBINER_F90_COMPLEX && k != MPI_COMBINER_F90_INTEGER)
-            PMPI_Type_free(&dv[i]);
+            iom_real_MPI_Type_free(&dv[i]);
     }
     free(iv); free(av); free(dv);
 }
@@ -184,8 +184,8 @@ void iom_flatten(MPI_Datatype type, struct iom_blocks *out)
 {
     int size;
     MPI_Aint lb, ext;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &ext);
+    iom_real_MPI_Type_size(type, &size);
+    iom_real_MPI_Type_get_extent(type, &lb, &ext);
     if (lb == 0 && ext == size) { /* contiguous: one block, whatever its construction */
         add(out, 0, size);
         return;
