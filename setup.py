@@ -15,7 +15,7 @@ setup(
     packages=["iomodel", "iomodel.analyzer", "iomodel.tracer", "iomodel.models", "iomodel.replay"],
     package_dir={"iomodel": "iomodel", "iomodel.analyzer": "analyzer", "iomodel.tracer": "tracer",
                  "iomodel.models": "models", "iomodel.replay": "replay"},
-    package_data={"iomodel.tracer": ["lib/*.so", "lib/iomodel_replay"], "iomodel.replay": ["clusters/*.yaml"], "iomodel.models": ["examples/*.json"]},
+    package_data={"iomodel.tracer": ["lib/*/*.so", "lib/*/iomodel_replay", "lib/*/build.json"], "iomodel.replay": ["clusters/*.yaml"], "iomodel.models": ["examples/*.json"]},
     install_requires=["numpy", "pyarrow", "networkx", "pyyaml"],
     extras_require={"darshan": ["darshan"], "plot": ["matplotlib"],
                     "test": ["pytest", "hypothesis", "mpi4py", "darshan", "matplotlib"]},

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Install what iomodel needs and build it; safe to run again (it only does what is missing).
-#   system: Open MPI, gfortran, CMake, a C compiler, Python venv (apt-get, when root)
+#   system: Open MPI and MPICH, gfortran, CMake, a C compiler, Python venv (apt-get, when root);
+#           Open MPI stays the default mpicc/mpirun (Debian's alternatives rank it first)
 #   Python: .venv in the checkout with numpy, pyarrow, networkx, pyyaml, pytest, hypothesis, mpi4py,
 #           darshan and matplotlib (optional for users: the `darshan` and `plot` extras; the tests use both)
-#   build:  the tracer library (CMake, into build/, installed into tracer/lib/), iomodel itself
+#   build:  the tracer library and the replayer once per MPI (CMake, into build/<mpi>/, installed
+#           into tracer/lib/<mpi>/: docs/mpi.md), iomodel itself
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 command -v mpicc   >/dev/null || missing+=(libopenmpi-dev)
 command -v mpirun  >/dev/null || missing+=(openmpi-bin)
+# MPICH beside Open MPI (the tests run under both); without root, iomodel is built
+# for what is there
+mpich=()
+command -v mpicc.mpich >/dev/null || mpich+=(mpich)
+compgen -G '/usr/include/*/mpich/mpi.h' >/dev/null || mpich+=(libmpich-dev)
 command -v gfortran >/dev/null || missing+=(gfortran)
 command -v cmake   >/dev/null || missing+=(cmake)
 command -v cc      >/dev/null || missing+=(gcc)
@@ -19,6 +26,11 @@ if command -v python3 >/dev/null; then
   python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
   python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     || missing+=(python3-dev)
+fi
+if [[ $(id -u) == 0 ]]; then
+  missing+=("${mpich[@]}")
+elif ((${#mpich[@]})); then
+  echo "setup: note: MPICH is not installed (${mpich[*]}): iomodel is built for Open MPI only" >&2
 fi
 if ((${#missing[@]})); then
   if [[ $(id -u) == 0 ]]; then
@@ -42,13 +54,25 @@ if ! $py -c 'import numpy, pyarrow, networkx, yaml, pytest, hypothesis, mpi4py, 
   $py -m pip install -q numpy pyarrow networkx pyyaml pytest hypothesis mpi4py darshan matplotlib
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j 2 >/dev/null
-cmake --install build --prefix tracer/lib >/dev/null
+# One build per MPI: Debian names each one's compiler wrapper mpicc.<mpi>; elsewhere, the
+# mpicc on PATH (whatever MPI module is loaded).
+rm -f tracer/lib/libiomodel_trace.so tracer/lib/iomodel_replay     # the layout before builds per MPI
+compilers=()
+for cc in mpicc.openmpi mpicc.mpich; do command -v $cc >/dev/null && compilers+=($cc); done
+((${#compilers[@]})) || compilers=(mpicc)
+for cc in "${compilers[@]}"; do
+  dir=build/${cc#mpicc.}; [[ $cc == mpicc ]] && dir=build/mpi
+  if ! log=$(cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER="$cc" 2>&1 &&
+             cmake --build "$dir" -j 2 2>&1 && cmake --install "$dir" --prefix tracer/lib 2>&1); then
+    echo "$log" >&2
+    echo "setup: building against $cc failed" >&2
+    exit 1
+  fi
+done
 if ! $py -c 'import iomodel.cli, iomodel.analyzer' 2>/dev/null; then
   if ! log=$($py -m pip install -q --no-build-isolation -e . 2>&1); then
     echo "$log" >&2
     exit 1
   fi
 fi
-echo "setup: ready (.venv/bin/iomodel, tracer $(pwd)/tracer/lib/libiomodel_trace.so)"
+echo "setup: ready (.venv/bin/iomodel; tracer and replayer for $(cd tracer/lib && echo */build.json | sed 's|/build.json||g') in $(pwd)/tracer/lib/)"

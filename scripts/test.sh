@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: set up (scripts/setup.sh), install what the testbed tests
-# need (Slurm, munge, GlusterFS; as root), then run every test under real mpirun.
+# need (Slurm, munge, GlusterFS; as root) and mpi4py for MPICH, then run every
+# test under real mpirun (Open MPI's) and mpiexec (MPICH's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,4 +22,13 @@ if ((${#missing[@]})); then
     exit 1
   fi
 fi
-exec .venv/bin/python -m pytest -q tests "$@"
+# mpi4py built for MPICH, beside the venv's own (Open MPI's): the Python tests under MPICH
+# put it first on PYTHONPATH (tests/conftest.py)
+py=.venv/bin/python
+if command -v mpicc.mpich >/dev/null &&
+   ! PYTHONPATH=.venv/mpi4py-mpich $py -c 'import sys, mpi4py; sys.exit("mpi4py-mpich" not in mpi4py.__file__)' 2>/dev/null; then
+  echo "test: building mpi4py for MPICH into .venv/mpi4py-mpich"
+  MPICC=mpicc.mpich CFLAGS="-O0 -g0" $py -m pip install -q --no-cache-dir --no-binary=mpi4py \
+    --target .venv/mpi4py-mpich "mpi4py==$($py -c 'import mpi4py; print(mpi4py.__version__)')"
+fi
+exec $py -m pytest -q tests "$@"
