@@ -12,12 +12,17 @@ def fail(msg, code=2):
 
 
 def cmd_trace(args):
-    from iomodel.tracer.launch import header_nranks, run_traced
+    from iomodel.tracer.launch import header_nranks, mismatch, run_traced
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         return fail("nothing to run: give the launch command after --, "
                     "e.g. iomodel trace -o run1 -- mpirun -np 4 ./app")
-    rc, out = run_traced(args.output, cmd)
+    rc, out = run_traced(args.output, cmd, requested=args.mpi,
+                         say=lambda line: print(f"iomodel: {line}", file=sys.stderr))
+    other = mismatch(out)
+    if other:
+        return fail(f"nothing was traced: the tracer was {other}; the run itself went on untouched. "
+                    "Trace it with the build for that MPI (--mpi; docs/mpi.md)", rc or 2)
     files = sorted(out.glob("rank-*.iot"))
     nranks = max((header_nranks(f) for f in files), default=0)
     of = f" of {nranks}" if nranks > len(files) else ""
@@ -445,6 +450,9 @@ def build_parser():
                        description="Run a launch command with the iomodel tracer preloaded "
                        "(LD_PRELOAD) in every rank; one trace file per rank goes to -o.")
     t.add_argument("-o", "--output", default="iomodel-trace", help="trace directory (default: %(default)s)")
+    t.add_argument("--mpi", choices=("openmpi", "mpich"),
+                   help="the tracer build to use: openmpi, or mpich (MPICH, Intel MPI, Cray MPICH, "
+                   "MVAPICH); by default the MPI the program links, else its launcher's")
     t.add_argument("command", nargs=argparse.REMAINDER, help="-- mpirun -np N ./app [args]")
     t.set_defaults(func=cmd_trace)
 
