@@ -42,7 +42,7 @@ def _find_ior(cluster):
 def _find_builtin(cluster):
     from .results import replayer_path
     try:
-        return str(replayer_path()), None
+        return str(replayer_path(getattr(cluster, "mpi", None), getattr(cluster, "launcher", None))), None
     except (FileNotFoundError, RuntimeError) as e:
         return None, str(e)
 

@@ -27,7 +27,11 @@ FORMAT = "iomodel-cluster"
 VERSION = 1
 CLUSTERS_DIR = Path(__file__).resolve().parent / "clusters"
 
-LAUNCHERS = ("mpirun", "srun")
+# how processes are started: Open MPI's or MPICH's (Hydra) mpirun/mpiexec, by their
+# plain names or Debian's per-MPI ones, or Slurm's srun
+LAUNCHERS = ("mpirun", "mpiexec", "srun", "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
+             "mpiexec.mpich", "mpiexec.hydra")
+MPIS = ("openmpi", "mpich")
 BILLINGS = ("hour", "second")
 NETWORK_CLASSES = ("Low", "Moderate", "High", "Unknown")
 OPERATIONS = ("write", "read", "reread")
@@ -84,7 +88,7 @@ class Cluster:
     global_fs: object                # str or None: no global file system
     stripe_size: object              # int bytes or None
     io_library: list
-    launcher: str                    # "mpirun" | "srun"
+    launcher: str                    # one of LAUNCHERS
     launcher_options: list
     hostfile: object                 # Path or None
     workdir: str
@@ -95,14 +99,17 @@ class Cluster:
     network_bps: object = None       # bits/s when `network` is a measured figure, else None
     fresh_files: bool = True         # repetitions write into new files (builtin --iomodel.fresh)
     trusted: bool = False            # the user trusts its launcher options (replay/trust.py)
+    mpi: object = None               # "openmpi" | "mpich": the replayer build; None: the launcher's
     prices: list = field(default_factory=list, repr=False)             # [(region, $/h, date)]
     persistent_prices: list = field(default_factory=list, repr=False)  # [(region, $/GB-month)]
 
     @property
     def oversubscribe(self):
-        """The launcher runs more processes than cores (mpirun --oversubscribe, srun -O)."""
+        """The launcher runs more processes than cores (mpirun --oversubscribe, srun -O;
+        MPICH's Hydra always does)."""
         opts = list(self.launcher_options or [])
-        return "--oversubscribe" in opts or "-O" in opts or "--overcommit" in opts
+        hydra = self.mpi == "mpich" and self.launcher != "srun"
+        return hydra or "--oversubscribe" in opts or "-O" in opts or "--overcommit" in opts
 
     @property
     def where(self):
@@ -527,9 +534,12 @@ def _parse(doc, path, region):
 
     # run: how to run there
     run = top.sub("run", required=False)
-    run.check_keys(["launcher", "launcher_options", "hostfile", "workdir", "ior",
+    run.check_keys(["launcher", "mpi", "launcher_options", "hostfile", "workdir", "ior",
                     "defeat_page_cache", "fresh_files"])
     launcher = run.str("launcher", required=False, default="mpirun", choices=LAUNCHERS)
+    mpi = run.str("mpi", required=False, nullable=True, choices=MPIS)
+    if mpi is None and launcher.endswith((".openmpi", ".mpich", ".hydra")):
+        mpi = "openmpi" if launcher.endswith(".openmpi") else "mpich"
     lopts = run.raw("launcher_options", False, [])
     if lopts is None:
         lopts = []
@@ -578,7 +588,7 @@ def _parse(doc, path, region):
         data_servers=data_servers, metadata_servers=meta_servers,
         temporal_device=t_dev, temporal_gb=t_gb, persistent_device=p_dev, persistent_gb=p_gb,
         persistent_usd_per_gb_month=p_usd, network=net, local_fs=local_fs, global_fs=global_fs,
-        stripe_size=stripe, io_library=lib, launcher=launcher, launcher_options=lopts,
+        stripe_size=stripe, io_library=lib, launcher=launcher, mpi=mpi, launcher_options=lopts,
         hostfile=hostfile, workdir=workdir, ior=ior, defeat_page_cache=defeat,
         fresh_files=fresh, profile_path=profile_path, bandwidth_points=points, network_bps=net_bps,
         prices=prices, persistent_prices=p_prices)
@@ -603,7 +613,7 @@ def load_cluster(path, region=None):
 
 def shipped_clusters():
     """name -> Path of the cluster descriptions shipped in replay/clusters/."""
-    return {p.stem: p for p in sorted(CLUSTERS_DIR.glob("*.yaml"))}
+    return {p.stem: p for p in sorted(CLUSTERS_DIR.glob("*.yaml"), key=lambda p: p.stem)}
 
 
 def find_cluster(name_or_path):

@@ -42,7 +42,7 @@ Keys of each dict (MiB = 2**20 bytes, as IOR's MiB):
                      the repetitions' times the two medians are of, in the order
                      they ran, or None
 
-replayer_path() finds the iomodel_replay binary.
+replayer_path() finds the iomodel_replay binary (built for the cluster's MPI).
 """
 import json
 import os
@@ -74,20 +74,25 @@ class ReplayerNotFound(FileNotFoundError):
     pass
 
 
-def replayer_path():
-    """The replayer binary: $IOMODEL_REPLAYER, else the copy installed beside the tracer
-    library (tracer/lib/, by scripts/setup.sh), else the CMake build tree."""
-    from iomodel import tracer
+def replayer_path(family=None, launcher=None):
+    """The replayer binary: $IOMODEL_REPLAYER, else the one built for `family`
+    (openmpi or mpich), else for the MPI of `launcher`, else the only one built
+    (or Open MPI's): tracer/lib/<family>/, installed by scripts/setup.sh."""
+    from iomodel import mpi
     env = os.environ.get("IOMODEL_REPLAYER")
-    candidates = [Path(env)] if env else []
-    here = Path(tracer.__file__).resolve().parent
-    candidates += [here / "lib" / REPLAYER_NAME, here.parent / "build" / "replay" / REPLAYER_NAME]
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return c
-    raise ReplayerNotFound(
-        f"cannot find {REPLAYER_NAME} (looked in: {', '.join(map(str, candidates))}); "
-        "build it with the README's set-up command (scripts/setup.sh), or set IOMODEL_REPLAYER")
+    if env:
+        if Path(env).is_file() and os.access(env, os.X_OK):
+            return Path(env)
+        raise ReplayerNotFound(f"IOMODEL_REPLAYER={env}: no such program")
+    try:
+        build = mpi.for_launcher(launcher or "mpirun", family)
+    except mpi.NoBuild as e:
+        raise ReplayerNotFound(str(e)) from None
+    if build is None or not (build.replayer.is_file() and os.access(build.replayer, os.X_OK)):
+        raise ReplayerNotFound(
+            f"cannot find {REPLAYER_NAME} in {mpi.lib_dir()}/<mpi>/; build it with the README's "
+            "set-up command (scripts/setup.sh; docs/mpi.md), or set IOMODEL_REPLAYER")
+    return build.replayer
 
 
 def _finish(d, source, transfer_times=None, io_times=None):

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from iomodel import mpi
 from iomodel.outputs import write_atomic
 
 from .host import steal_s, stolen_since
@@ -32,9 +33,10 @@ def launcher_argv(cluster, np_):
     launcher = getattr(cluster, "launcher", "mpirun")
     if launcher == "srun":
         return ["srun", "-n", str(np_), *opts]
-    argv = ["mpirun", "-np", str(np_), *opts]
+    argv = [launcher, "-np", str(np_), *opts]
     if getattr(cluster, "hostfile", None):
-        argv += ["--hostfile", str(cluster.hostfile)]
+        hydra = (getattr(cluster, "mpi", None) or mpi.launcher_family(launcher)) == "mpich"
+        argv += ["-f" if hydra else "--hostfile", str(cluster.hostfile)]
     return argv
 
 
