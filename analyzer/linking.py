@@ -72,9 +72,12 @@ def link_rank(r, routine_index, is_data):
 
 def apply_ordered(links, is_ordered):
     """An ordered call (MPI_File_write_ordered, ...) records the shared pointer
-    before the collective call, the same on every rank; rank r's data starts
-    after the bytes of the lower ranks of the file's communicator in that same
-    call, the k-th ordered call on the file."""
+    before the collective call; rank r's data starts after the bytes of the
+    lower ranks of the file's communicator in that same call, the k-th ordered
+    call on the file.  The call's start is the lowest pointer its ranks saw:
+    ROMIO's ranks take and move the pointer in turn, so a rank that asks late
+    may see it moved by lower ranks already; none can move it before rank 0
+    has asked."""
     groups = {}
     for li, l in enumerate(links):
         kth = {}
@@ -83,9 +86,11 @@ def apply_ordered(links, is_ordered):
             k = kth[o["path"]] = kth.get(o["path"], -1) + 1
             groups.setdefault((o["path"], k), []).append((o["comm_rank"], li, e))
     for members in groups.values():
-        before = 0
+        before = min((links[li].start[e] for _, li, e in members if links[li].start[e] >= 0), default=-1)
+        if before < 0:      # no rank knew the pointer (F_NOPOS): nothing to place
+            continue
         for _, li, e in sorted(members):
-            links[li].start[e] += before
+            links[li].start[e] = before
             before += links[li].nbytes[e]
 
 

@@ -334,14 +334,17 @@ def ops_from_trace(trace, name=None, command=None):
         nranks = max(nranks, r.nranks)
         if not first_command:        # the lowest rank's that has one (a killed rank 0 may not)
             first_command = r.command
-    # ordered calls: rank r's data follows that of the lower ranks in the same call
+    # ordered calls: rank r's data follows that of the lower ranks in the same call,
+    # from the lowest pointer its ranks saw (linking.apply_ordered says why)
     groups = {}
     for o in ordered:
         groups.setdefault((o.path, o.k), []).append(o)
     for members in groups.values():
-        before = 0
+        before = min((o.start for o in members if o.start >= 0), default=-1)
+        if before < 0:      # no rank knew the pointer (F_NOPOS): nothing to place
+            continue
         for o in sorted(members, key=lambda o: o.comm_rank):
-            start = o.start + before
+            start = before
             before += o.nbytes
             ro = ranks[o.rank_index]
             if o.view is None or contiguous(o.view[1], o.view[2]):

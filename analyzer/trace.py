@@ -57,6 +57,8 @@ def routine_traits(name):
         return dict(data=data, write=write, read=read,
                     pointer=("explicit" if name.startswith(("p", "__p")) else "individual") if data else None,
                     collective=False, nonblocking=False, split=False, interface=interface(name))
+    if name.endswith("_c"):     # an MPI-4 large-count form: the same access as MPI_X
+        name = name[:-2]
     data = name.startswith("MPI_File_") and ("write" in name or "read" in name) \
         and not name.endswith("_end")
     if "ordered" in name:
