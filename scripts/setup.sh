@@ -48,10 +48,10 @@ if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c 'import sys' 2>/dev/null
   python3 -m venv .venv
 fi
 py=.venv/bin/python
-if ! $py -c 'import numpy, pyarrow, networkx, yaml, pytest, hypothesis, mpi4py, setuptools, darshan, matplotlib' 2>/dev/null; then
+if ! $py -c 'import numpy, pyarrow, networkx, yaml, pytest, hypothesis, mpi4py, scikit_build_core, darshan, matplotlib' 2>/dev/null; then
   echo "setup: installing Python packages into .venv"
-  $py -m pip install -q --upgrade pip setuptools wheel
-  $py -m pip install -q numpy pyarrow networkx pyyaml pytest hypothesis mpi4py darshan matplotlib
+  $py -m pip install -q --upgrade pip
+  $py -m pip install -q numpy pyarrow networkx pyyaml pytest hypothesis mpi4py scikit-build-core darshan matplotlib
 fi
 
 # One build per MPI: Debian names each one's compiler wrapper mpicc.<mpi>; elsewhere, the
@@ -69,10 +69,15 @@ for cc in "${compilers[@]}"; do
     exit 1
   fi
 done
-if ! $py -c 'import iomodel.cli, iomodel.analyzer' 2>/dev/null; then
-  if ! log=$($py -m pip install -q --no-build-isolation -e . 2>&1); then
+# The Python part, editable (its files served from the checkout); CMake has run
+# above, for every MPI, so pip does not run it (pyproject.toml).  Installed again
+# when the set of Python files changes, as the editable install lists them.
+sources=$(find iomodel analyzer models replay tracer -name '*.py' -not -path '*/__pycache__/*' | sort | md5sum)
+if [[ "$(cat .venv/iomodel-sources 2>/dev/null)" != "$sources" ]] || ! $py -c 'import iomodel.cli' 2>/dev/null; then
+  if ! log=$($py -m pip install -q --no-build-isolation -e . -C wheel.cmake=false 2>&1); then
     echo "$log" >&2
     exit 1
   fi
+  echo "$sources" > .venv/iomodel-sources
 fi
 echo "setup: ready (.venv/bin/iomodel; tracer and replayer for $(cd tracer/lib && echo */build.json | sed 's|/build.json||g') in $(pwd)/tracer/lib/)"
