@@ -158,7 +158,7 @@ BAD = [  # (field to change, new value or KeyError to delete, field named in the
     ("instances", 0, "instances", "expected an integer >= 1, got 0"),
     ("instances", KeyError, "instances", "missing"),
     ("billing", "month", "billing", "expected one of hour | second, got 'month'"),
-    ("run.launcher", "aprun", "run.launcher", "expected one of mpirun | srun, got 'aprun'"),
+    ("run.launcher", "aprun", "run.launcher", "expected one of mpirun | mpiexec | srun | mpirun.openmpi | mpiexec.openmpi | mpirun.mpich | mpiexec.mpich | mpiexec.hydra, got 'aprun'"),
     ("run.launcher_options", {"a": 1}, "run.launcher_options", "expected a list of strings"),
     ("run.defeat_page_cache", "yes please", "run.defeat_page_cache", "expected true or false"),
     ("run.fresh_files", 1, "run.fresh_files", "expected true or false, got 1"),

@@ -9,7 +9,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import IOMODEL, mpirun, program_command
+from conftest import BOTH_MPIS, IOMODEL, mpirun, program_command
 
 KiB, MiB = 1024, 1 << 20
 
@@ -223,7 +223,8 @@ def test_fortran_unformatted_sequential(traced, tmp_path):
 
 # ------------------------------------------------------------- MPI-IO beside its POSIX checks
 
-def test_mpiio_events_are_the_same_with_posix_traced(traced):
+@BOTH_MPIS
+def test_mpiio_events_are_the_same_with_posix_traced(traced, mpi):
     """s3d_like, whose rank 0 checks its five files with stdio: its MPI-IO calls
     are recorded the same with POSIX tracing on and off; on, rank 0's checks
     follow them: each file fopen'd, its 512 B header and 16 arrays of 8^3
@@ -377,8 +378,10 @@ def test_posix_points_answer_posix_phases(traced, tmp_path, local_vc):
 
 # ------------------------------------------------------------- what is followed
 
-def test_the_layer_under_mpiio_on_request(traced, tmp_path):
-    """basic_c with IOMODEL_UNDER_MPI=1: the POSIX calls Open MPI makes inside
+@BOTH_MPIS
+def test_the_layer_under_mpiio_on_request(traced, tmp_path, mpi):
+    """basic_c with IOMODEL_UNDER_MPI=1: the POSIX calls the MPI-IO library (Open
+    MPI's OMPIO, MPICH's ROMIO) makes inside
     its calls are recorded as "NAME under MPI", every byte basic_c writes and
     reads through MPI-IO reaches the file through them (2 ranks: 3 collective
     blocks of 1024 B and one of 512 B each written, 1024 + 512 B each read),

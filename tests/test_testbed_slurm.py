@@ -124,3 +124,44 @@ def test_mpirun_inside_sbatch_and_salloc_traces_and_replays(slurm, build_dir, tm
             break
         time.sleep(0.2)
     assert q.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("mpi,plugin", [("openmpi", "pmix"), ("mpich", "pmi2")])
+def test_trace_and_replay_through_srun_under_each_mpi(slurm, mpi, plugin, programs, tmp_path):
+    """`iomodel trace -- srun` as on a Slurm cluster: srun says nothing of the
+    MPI, so the build is the one the program links; srun passes the tracer's
+    variables on by itself (no -x, no -genv). Then the model is replayed
+    through srun with that MPI's replayer (run.mpi)."""
+    from iomodel.analyzer import Trace
+    from test_tracer import check_against_expected
+    env, _ = slurm
+    env = {**env, "OMPI_MCA_mpi_yield_when_idle": "1", "IOMODEL_POSIX": "0"}
+    data, trace, model = tmp_path / "data", tmp_path / "trace", tmp_path / "m.json"
+    data.mkdir()
+    cmd = ["srun", "-n", "4", f"--mpi={plugin}", str(programs / "basic_c"), str(data)]
+    p = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--", *cmd], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lib = {"openmpi": "Open MPI 4.1.4 build (basic_c links libmpi.so.40)",
+           "mpich": "MPICH 4.0.2 build (basic_c links libmpich.so.12)"}[mpi]
+    assert p.stderr.splitlines()[0] == f"iomodel: tracing with the {lib}"
+    assert p.stderr.splitlines()[-1] == f"iomodel: trace of 4 rank(s) in {trace}"
+    check_against_expected(Trace(trace), "basic_c", 4)
+    # the same model as under mpirun: 4 ranks write 3 x 1 KiB collectively, then 512 B each
+    assert subprocess.run(IOMODEL + ["analyze", str(trace), "-o", str(model), "-q"]).returncode == 0
+    m = json.loads(model.read_text())
+    assert m["application"]["np"] == 4
+
+    vc = tmp_path / "srun.yaml"
+    vc.write_text((ROOT / "testbed" / "testbed-srun.yaml").read_text()
+                  .replace("/tmp/iomodel-testbed-srun", str(tmp_path / "work"))
+                  .replace("--mpi=pmix", f"--mpi={plugin}")
+                  .replace("  hostfile: null", f"  hostfile: null\n  mpi: {mpi}"))
+    out = tmp_path / "replay"
+    p = subprocess.run(IOMODEL + ["replay", str(model), "--vc", str(vc), "--backend", "builtin",
+                                  "-o", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    runs = list(json.loads((out / "results.json").read_text())["runs"].values())
+    assert len(runs) == len(m["runs"]) and all(e["ok"] and e["bandwidth_Bps"] > 0 for e in runs)
+    assert all(e["command"][:4] == ["srun", "-n", str(e["np"]), f"--mpi={plugin}"] for e in runs)
+    assert all(f"/{mpi}/iomodel_replay" in " ".join(e["command"]) for e in runs)
