@@ -2,8 +2,9 @@
 """Tracer overhead benchmark: cost per traced event, trace size, logical-clock cost.
 
 Runs bench/tracer_micro.c (1 rank, file in /dev/shm) untraced and traced,
-alternately, REPEATS times; the overhead is the median over those pairs of
-(traced - untraced) time per call.  Writes bench/results/tracer.json, prints
+alternately, REPEATS times, under each MPI iomodel is built for (the program
+built with that MPI's mpicc, the tracer of that build); the overhead is the
+median over those pairs of (traced - untraced) time per call.  Writes bench/results/tracer.json, prints
 the table and puts it between the <!-- bench:tracer --> markers of the README
 and docs/performance.md; --render does only that, from the results file.
 
@@ -30,10 +31,42 @@ GOALS = {"write0_overhead_ns": 50, "write4k_overhead_ns": 50, "bytes_per_event":
          "pwrite4k_overhead_ns": 50, "pwrite_excluded_overhead_ns": 30}
 
 
-def run(exe, shm, calls, env):
-    cmd = ["mpirun", "-np", "1", "--bind-to", "core", exe, shm, str(calls)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
+# each MPI's compiler and launcher, one rank bound to a core
+TOOLS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "1", "--bind-to", "core"]),
+         "mpich": ("mpicc.mpich", ["mpiexec.mpich", "-n", "1", "-bind-to", "core"])}
+
+
+def tools(family, only):
+    """(mpicc, launcher argv) of a family; plain mpicc/mpirun where the MPI is the only one."""
+    cc, launch = TOOLS[family]
+    if not shutil.which(cc) and only:
+        return "mpicc", ["mpirun", *launch[1:]]
+    return cc, launch
+
+
+def run(launch, exe, shm, calls, env):
+    out = subprocess.run([*launch, exe, shm, str(calls)], capture_output=True, text=True, check=True,
+                         env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def figures(plain, traced, diffs, clock, trace, library):
+    """One MPI's results: medians, overheads and the trace's size."""
+    med = {k: round(statistics.median(v), 2) for k, v in diffs.items()}
+    events = trace.events.num_rows
+    size = sum(f.stat().st_size for f in trace.rank_files)
+    return {
+        "library": library,
+        "untraced_ns_median": {k: round(statistics.median(v), 2) for k, v in plain.items()},
+        "traced_ns_median": {k: round(statistics.median(v), 2) for k, v in traced.items()},
+        **{f"{k[:-3]}_overhead_ns": v for k, v in med.items()},
+        # Two reads a traced call (entry and return): the part of the cost the
+        # machine's clock sets, whatever the tracer's code.
+        "clock_read_ns": round(statistics.median(clock), 2),
+        "trace_events": events,
+        "trace_bytes": size,
+        "bytes_per_event": round(size / events, 2),
+    }
 
 
 def main():
@@ -46,57 +79,44 @@ def main():
     if args.render:
         return publish(json.loads(RESULTS.read_text()))
     sys.path.insert(0, str(ROOT))
-    from iomodel.tracer import library_path
+    from iomodel.mpi import builds
     from iomodel.analyzer import Trace
 
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    keys = ("write0_ns", "write4k_ns", "comm_ns", "view_ns", "pwrite0_ns", "pwrite4k_ns",
+            "pwrite_excluded_ns")
     work = Path(tempfile.mkdtemp(prefix="iomodel-bench-", dir="/dev/shm"))
+    mpis = {}
     try:
-        exe = work / "tracer_micro"
-        subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-o", exe, ROOT / "bench" / "tracer_micro.c"],
-                       check=True)
-        trace_dir = work / "trace"
-        traced_env = {**env, "LD_PRELOAD": str(library_path()), "IOMODEL_TRACE_DIR": str(trace_dir)}
-        keys = ("write0_ns", "write4k_ns", "comm_ns", "view_ns", "pwrite0_ns", "pwrite4k_ns",
-                "pwrite_excluded_ns")
-        plain, traced, diffs = {k: [] for k in keys}, {k: [] for k in keys}, {k: [] for k in keys}
-        clock = []   # one read of the tracer's clock, timed in every run
+        setups = {}
+        available = builds()
+        for family, build in available.items():
+            cc, launch = tools(family, len(available) == 1)
+            exe = work / f"tracer_micro-{family}"
+            subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-o", exe, ROOT / "bench" / "tracer_micro.c"],
+                           check=True)
+            trace_dir = work / f"trace-{family}"
+            setups[family] = (launch, exe, trace_dir, {**env, "LD_PRELOAD": str(build.tracer),
+                                                       "IOMODEL_TRACE_DIR": str(trace_dir)})
+        runs = {f: ({k: [] for k in keys}, {k: [] for k in keys}, {k: [] for k in keys}, [])
+                for f in setups}
         for i in range(args.repeats):
-            a = run(exe, work, args.calls, env)
-            b = run(exe, work, args.calls, traced_env)
-            for k in keys:
-                plain[k].append(a[k])
-                traced[k].append(b[k])
-                diffs[k].append(b[k] - a[k])
-            clock += [a["clock_ns"], b["clock_ns"]]
-            print(f"run {i + 1}/{args.repeats}: untraced {a}  traced {b}", file=sys.stderr)
-        trace = Trace(trace_dir)
-        events = trace.events.num_rows
-        size = sum(f.stat().st_size for f in trace.rank_files)
+            for family, (launch, exe, _, traced_env) in setups.items():
+                plain, traced, diffs, clock = runs[family]
+                a = run(launch, exe, work, args.calls, env)
+                b = run(launch, exe, work, args.calls, traced_env)
+                for k in keys:
+                    plain[k].append(a[k])
+                    traced[k].append(b[k])
+                    diffs[k].append(b[k] - a[k])
+                clock += [a["clock_ns"], b["clock_ns"]]
+                print(f"run {i + 1}/{args.repeats} {family}: untraced {a}  traced {b}", file=sys.stderr)
+        for family, (_, _, trace_dir, _) in setups.items():
+            mpis[family] = figures(*runs[family], Trace(trace_dir), available[family].describe())
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    med = {k: round(statistics.median(v), 2) for k, v in diffs.items()}
-    res = {
-        "machine": machine(),
-        "calls_per_measure": args.calls,
-        "repeats": args.repeats,
-        "untraced_ns_median": {k: round(statistics.median(v), 2) for k, v in plain.items()},
-        "traced_ns_median": {k: round(statistics.median(v), 2) for k, v in traced.items()},
-        "write0_overhead_ns": med["write0_ns"],
-        "write4k_overhead_ns": med["write4k_ns"],
-        "comm_overhead_ns": med["comm_ns"],
-        "view_overhead_ns": med["view_ns"],
-        "pwrite0_overhead_ns": med["pwrite0_ns"],
-        "pwrite4k_overhead_ns": med["pwrite4k_ns"],
-        "pwrite_excluded_overhead_ns": med["pwrite_excluded_ns"],
-        # Two reads a traced call (entry and return): the part of the cost the
-        # machine's clock sets, whatever the tracer's code.
-        "clock_read_ns": round(statistics.median(clock), 2),
-        "trace_events": events,
-        "trace_bytes": size,
-        "bytes_per_event": round(size / events, 2),
-        "goals": GOALS,
-    }
+    res = {"machine": machine(), "calls_per_measure": args.calls, "repeats": args.repeats,
+           "mpis": mpis, "goals": GOALS}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(res, indent=2) + "\n")
     print(table(res))
@@ -109,27 +129,28 @@ def publish(res):
 
 
 def table(res):
-    rows = [("MPI_File_write_at, 0 bytes", "write0_ns", "write0_overhead_ns", "ns/event"),
-            ("MPI_File_write_at, 4 KiB", "write4k_ns", "write4k_overhead_ns", "ns/event"),
-            ("MPI_Barrier(MPI_COMM_SELF), logical clock", "comm_ns", "comm_overhead_ns", "ns/call"),
-            ("MPI_File_set_view, S3D-IO's 48^3 filetype flattened", "view_ns", "view_overhead_ns", "ns/call"),
-            ("pwrite, 0 bytes, a file followed", "pwrite0_ns", "pwrite0_overhead_ns", "ns/event"),
-            ("pwrite, 4 KiB, a file followed", "pwrite4k_ns", "pwrite4k_overhead_ns", "ns/event"),
-            ("pwrite, 0 bytes, a path left out (/dev/null)", "pwrite_excluded_ns",
-             "pwrite_excluded_overhead_ns", "ns/call")]
-    out = ["| measure | untraced | traced | tracer cost | goal |", "|---|---|---|---|---|"]
-    for name, k, o, unit in rows:
-        if k not in res["untraced_ns_median"]:      # results from before the row
-            continue
-        out.append(f"| {name} | {res['untraced_ns_median'][k]:.1f} ns | {res['traced_ns_median'][k]:.1f} ns"
-                   f" | {res[o]:.1f} {unit} | <= {res['goals'][o]} |")
-    out.append(f"| trace size | | | {res['bytes_per_event']:.2f} B/event | <= {res['goals']['bytes_per_event']} |")
-    if "clock_read_ns" in res:
-        out.append(f"| the tracer's clock (time-stamp counter), read twice an event | {res['clock_read_ns']:.1f} ns"
-                   f" a read | | {2 * res['clock_read_ns']:.1f} ns/event of the above | |")
+    rows = [("MPI_File_write_at, 0 bytes", "write0", "ns/event"),
+            ("MPI_File_write_at, 4 KiB", "write4k", "ns/event"),
+            ("MPI_Barrier(MPI_COMM_SELF), logical clock", "comm", "ns/call"),
+            ("MPI_File_set_view, S3D-IO's 48^3 filetype flattened", "view", "ns/call"),
+            ("pwrite, 0 bytes, a file followed", "pwrite0", "ns/event"),
+            ("pwrite, 4 KiB, a file followed", "pwrite4k", "ns/event"),
+            ("pwrite, 0 bytes, a path left out (/dev/null)", "pwrite_excluded", "ns/call")]
+    mpis = list(res["mpis"].values())
+    head = "".join(f" {m['library']}: untraced | tracer cost |" for m in mpis)
+    out = [f"| measure |{head} goal |", "|---|" + "---|---|" * len(mpis) + "---|"]
+    for name, k, unit in rows:
+        cells = "".join(f" {m['untraced_ns_median'][k + '_ns']:.1f} ns | {m[k + '_overhead_ns']:.1f} {unit} |"
+                        for m in mpis)
+        out.append(f"| {name} |{cells} <= {res['goals'][k + '_overhead_ns']} |")
+    cells = "".join(f" | {m['bytes_per_event']:.2f} B/event |" for m in mpis)
+    out.append(f"| trace size |{cells} <= {res['goals']['bytes_per_event']} |")
+    cells = "".join(f" {m['clock_read_ns']:.1f} ns a read | {2 * m['clock_read_ns']:.1f} ns/event of the above |"
+                    for m in mpis)
+    out.append(f"| the tracer's clock (time-stamp counter), read twice an event |{cells} |")
     m = res["machine"]
-    out.append(f"\n{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}, {m['mpi']}; medians of "
-               f"{res['repeats']} side-by-side pairs of runs, {res['calls_per_measure']} calls each ({m['date']}).")
+    out.append(f"\n{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}; medians of {res['repeats']} "
+               f"side-by-side pairs of runs under each MPI, {res['calls_per_measure']} calls each ({m['date']}).")
     return "\n".join(out)
 
 
