@@ -85,8 +85,20 @@ def table(res):
     return "\n".join(out)
 
 
+def summary(res):
+    """The table in one sentence, for the README."""
+    total = {k: sum(r["outcomes"][k] for r in res["kinds"].values())
+             for k in ("traceback", "hang", "refused without naming the file")}
+    inputs = sum(r["inputs"] for r in res["kinds"].values())
+    each = ", ".join(f"{r['inputs']:,} {kind}s" for kind, r in res["kinds"].items())
+    m = res["machine"]
+    return (f"{inputs:,} damaged traces, models and cluster files ({each}): "
+            f"{total['traceback']} tracebacks, {total['hang']} hangs, {total['refused without naming the file']} "
+            f"refusals not naming the file. {m['cpu']}, {m['cores']} cores; {m['date']}.")
+
+
 def publish(res):
-    put_block("fuzz", table(res))
+    put_block("fuzz", summary(res))
     put_block("fuzz", table(res), page="docs/security.md")
 
 

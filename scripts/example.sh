@@ -39,6 +39,7 @@ fi
 $iomodel ior "$out/model.json" --vc local > "$out/ior.sh"
 
 echo; echo "== 3. replay on this machine (local.yaml, built-in replayer)"
+rm -rf "$out/replay"            # a fresh replay each time (replay resumes from what it finds)
 step replay $iomodel replay "$out/model.json" --vc local --backend builtin -o "$out/replay"
 
 echo; echo "== 4. predict and compare: this machine and the paper's virtual clusters 1 to 4"

@@ -24,7 +24,8 @@ def whole(lines):
 def summary_head(lines):
     """trace-info: the summary lines above the file and routine tables."""
     lines = whole(lines)
-    return lines[:lines.index("")] if "" in lines else lines
+    head = lines[:lines.index("")] if "" in lines else lines
+    return [l for l in head if l.split(" ", 1)[0] in ("ranks", "events", "written", "read")] + ["..."]
 
 
 def phase_table(lines):
@@ -36,7 +37,7 @@ def phase_table(lines):
 
 def progress(lines):
     """replay: its progress lines, one per run."""
-    return [l for l in lines if l.startswith("[")]
+    return [l for l in lines if l.startswith("[")] + ["..."]
 
 
 # README block -> the steps it shows, each with the part of its output kept
