@@ -10,12 +10,13 @@ a paper model, and the shipped cluster descriptions. Writes
 bench/results/fuzz.json and the table between the README's and
 docs/security.md's <!-- bench:fuzz --> markers; --render does only that.
 
-usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,model,cluster]
+usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,model,cluster] [--jobs 2]
        .venv/bin/python bench/fuzz.py --render
 """
 import argparse
 import collections
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -52,22 +53,36 @@ def real_traces(work):
     return out, model
 
 
-def run_kind(kind, n, sources, work, seconds, model=None):
-    """n inputs of one kind, spread over the sources; counts and first examples."""
+def _part(kind, seeds, src, work, seconds, model):
+    """One worker's share of a source's inputs: outcome counts and the first examples."""
+    counts, examples = collections.Counter(), {}
+    for seed, result, argv, msg in fuzzing.fuzz(kind, seeds, src, work, seconds, model=model):
+        counts[result] += 1
+        if result not in ("accepted", "refused") and len(examples.get(result, [])) < 5:
+            examples.setdefault(result, []).append(
+                {"seed": seed, "source": str(Path(src).name), "command": [str(a) for a in argv],
+                 "message": msg[:400]})
+    return counts, examples
+
+
+def run_kind(kind, n, sources, work, seconds, model=None, jobs=1):
+    """n inputs of one kind, spread over the sources (and over `jobs` worker
+    processes, each in a folder of its own); counts and first examples."""
     counts, examples, t0 = collections.Counter(), {}, time.monotonic()
     per = -(-n // len(sources))
-    for j, src in enumerate(sources):
-        seeds = range(j * per, min(n, (j + 1) * per))
-        for seed, result, argv, msg in fuzzing.fuzz(kind, seeds, src, work / kind, seconds, model=model):
-            counts[result] += 1
-            if result not in ("accepted", "refused") and len(examples.get(result, [])) < 5:
-                examples.setdefault(result, []).append(
-                    {"seed": seed, "source": str(Path(src).name), "command": [str(a) for a in argv],
-                     "message": msg[:400]})
-        print(f"fuzz {kind}: {Path(src).name}: {dict(counts)} after {time.monotonic() - t0:.0f} s",
-              file=sys.stderr, flush=True)
+    # spawn: a forked child of a process whose Arrow and numpy threads run can deadlock
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        for j, src in enumerate(sources):
+            seeds = range(j * per, min(n, (j + 1) * per))
+            shares = [(kind, seeds[w::jobs], src, work / kind / f"job{w}", seconds, model) for w in range(jobs)]
+            for c, ex in pool.starmap(_part, shares):
+                counts.update(c)
+                for result, items in ex.items():
+                    examples.setdefault(result, []).extend(items[:5 - len(examples.get(result, []))])
+            print(f"fuzz {kind}: {Path(src).name}: {dict(counts)} after {time.monotonic() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
     return {"inputs": sum(counts.values()), "outcomes": {k: counts.get(k, 0) for k in fuzzing.OUTCOMES},
-            "seconds": round(time.monotonic() - t0, 1), "examples": examples,
+            "seconds": round(time.monotonic() - t0, 1), "jobs": jobs, "examples": examples,
             "sources": [Path(s).name for s in sources]}
 
 
@@ -107,13 +122,14 @@ def main():
     ap.add_argument("--inputs", type=int, default=100_000, help="inputs per reader (default: %(default)s)")
     ap.add_argument("--seconds", type=float, default=20, help="a command past this has hung (default: %(default)s)")
     ap.add_argument("--kinds", default="trace,model,cluster")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes (default: the cores, %(default)s)")
     ap.add_argument("--render", action="store_true",
                     help=f"only put the figures of {RESULTS.relative_to(ROOT)} into the docs")
     args = ap.parse_args()
     if args.render:
         return publish(json.loads(RESULTS.read_text()))
-    if args.inputs < 1:
-        ap.error("--inputs: at least 1")
+    if args.inputs < 1 or args.jobs < 1:
+        ap.error("--inputs and --jobs: at least 1")
     bad = set(args.kinds.split(",")) - {"trace", "model", "cluster"}
     if bad:
         ap.error(f"--kinds: {', '.join(sorted(bad))}: expected trace, model and/or cluster")
@@ -123,7 +139,8 @@ def main():
         sources = {"trace": traces, "model": [model, MODEL], "cluster": CLUSTERS}
         res = {"machine": machine(), "seconds": args.seconds, "kinds": {}}
         for kind in args.kinds.split(","):
-            res["kinds"][kind] = run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model)
+            res["kinds"][kind] = run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
+                                        jobs=args.jobs)
             RESULTS.write_text(json.dumps(res, indent=1) + "\n")     # what is done so far, kept
     print(table(res))
     publish(res)

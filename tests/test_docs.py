@@ -131,7 +131,7 @@ def run_shown(command, cwd):
 def exact_part(lines, key):
     """The lines of an output that do not depend on timing: trace-info's counts and
     bytes, the model's phase table, the paper's clusters in the comparison."""
-    keep = {"trace-info": r"(ranks|ended by|written|read) ",
+    keep = {"trace-info": r"(ranks|written|read) ",
             "analyze": r"\s*(IdPh|\d+( to \d+)?) ",
             "compare": r"(vc\d|VC|best first|  by (cost|perf))"}[key]
     out = [l.rstrip() for l in lines if re.match(keep, l)]
