@@ -5,6 +5,19 @@ reads a trace says so, and a model built from it is marked partial
 from iomodel.models import format_ranks
 
 
+def missing_ranks(n, present):
+    """The ranks of 0..n-1 not in `present` as format_ranks writes them
+    ('2,5-9'), and how many; from the ranks present, never by listing 0..n-1:
+    a damaged header may claim 2^31 ranks."""
+    have = sorted(k for k in set(present) if 0 <= k < n)
+    runs, start = [], 0
+    for k in have + [n]:
+        if k > start:
+            runs.append(str(start) if k - 1 == start else f"{start}-{k - 1}")
+        start = k + 1
+    return ",".join(runs), n - len(have)
+
+
 class Coverage:
     """Fed each rank's trace as it is read (`add`), then `partial()`."""
 
@@ -29,7 +42,7 @@ class Coverage:
         """None for a whole trace; else {missing_ranks, empty_ranks,
         stopped_ranks (rank lists or None), notes (one sentence each)}."""
         n = max(self.nranks, default=0)
-        missing = sorted(set(range(n)) - set(self.events))
+        missing, n_missing = missing_ranks(n, self.events)
         # without events, though others have some: not a rank whose disk filled before its first chunk
         empty = sorted(k for k, e in self.events.items()
                        if e == 0 and k not in self.stopped and k not in self.damaged) \
@@ -37,9 +50,9 @@ class Coverage:
         notes = []
         if len(self.nranks) > 1:
             notes.append(f"the rank files disagree on the number of ranks ({', '.join(map(str, sorted(self.nranks)))})")
-        if missing:
-            many = len(missing) > 1
-            notes.append(f"no trace file for rank{'s' * many} {format_ranks(missing)} of {n}: "
+        if n_missing:
+            many = n_missing > 1
+            notes.append(f"no trace file for rank{'s' * many} {missing} of {n}: "
                          f"{'their' if many else 'its'} I/O is not in the trace")
         if empty:
             notes.append(f"rank{'s' * (len(empty) > 1)} {format_ranks(empty)}: no events while the others have "
@@ -55,5 +68,5 @@ class Coverage:
         if not notes:
             return None
         lists = {key: format_ranks(v) or None for key, v in
-                 (("missing_ranks", missing), ("empty_ranks", empty), ("stopped_ranks", sorted(self.stopped)))}
-        return {**lists, "notes": notes}
+                 (("empty_ranks", empty), ("stopped_ranks", sorted(self.stopped)))}
+        return {"missing_ranks": missing or None, **lists, "notes": notes}

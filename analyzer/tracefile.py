@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iomodel.models.schema import MAX_NP
+
 MAGIC = b"IOMTRACE"
 VERSION = 3                     # this iomodel writes version 3
 VERSIONS = (1, 2, 3)            # and reads 1 (no buffer records) and 2 (no stop chunk) too
@@ -214,8 +216,8 @@ def read_rank_file(path):
                          f"{RECORD_DTYPE.itemsize}-byte events")
     if hsize != HEADER.size:
         raise TraceError(path, 12, f"corrupt header: header size {hsize}, expected {HEADER.size}")
-    if not (nranks > 0 and 0 <= rank < nranks):
-        raise TraceError(path, 16, f"corrupt header: rank {rank} of {nranks} ranks")
+    if not (0 < nranks <= MAX_NP and 0 <= rank < nranks):
+        raise TraceError(path, 16, f"corrupt header: rank {rank} of {nranks} ranks (at most {MAX_NP})")
     rt = RankTrace(path, rank, nranks, pid, tlevel, _cstr(host), real0, 1.0, [],
                    None, None, None, mono_origin_ns=mono0, version=version)
     chunks, pairs, error = [], [(cal_ticks, cal_ns)], None

@@ -17,6 +17,10 @@ import argparse
 import collections
 import json
 import multiprocessing
+import resource
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 import os
 import subprocess
 import sys
@@ -65,17 +69,32 @@ def _part(kind, seeds, src, work, seconds, model):
     return counts, examples
 
 
-def run_kind(kind, n, sources, work, seconds, model=None, jobs=1):
+def _limit_memory(gib):
+    """A worker's address space, at most `gib` GiB: an input that makes a reader
+    allocate without bound ends in its MemoryError, as on a user's machine with
+    limits, not in the system's OOM killer."""
+    resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+
+def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4):
     """n inputs of one kind, spread over the sources (and over `jobs` worker
     processes, each in a folder of its own); counts and first examples."""
     counts, examples, t0 = collections.Counter(), {}, time.monotonic()
     per = -(-n // len(sources))
     # spawn: a forked child of a process whose Arrow and numpy threads run can deadlock
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_limit_memory, initargs=(memory_gib,)) as pool:
         for j, src in enumerate(sources):
             seeds = range(j * per, min(n, (j + 1) * per))
             shares = [(kind, seeds[w::jobs], src, work / kind / f"job{w}", seconds, model) for w in range(jobs)]
-            for c, ex in pool.starmap(_part, shares):
+            try:
+                parts = list(pool.map(_part, *zip(*shares)))
+            except BrokenProcessPool:
+                kept = Path.cwd() / f"fuzz-died-{kind}"
+                shutil.copytree(work / kind, kept, dirs_exist_ok=True)
+                raise SystemExit(f"fuzz {kind}: a worker died on an input of {Path(src).name} (a crash, or "
+                                 f"killed by the system); each worker's last input is kept in {kept}/job*/")
+            for c, ex in parts:
                 counts.update(c)
                 for result, items in ex.items():
                     examples.setdefault(result, []).extend(items[:5 - len(examples.get(result, []))])
@@ -123,6 +142,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=20, help="a command past this has hung (default: %(default)s)")
     ap.add_argument("--kinds", default="trace,model,cluster")
     ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes (default: the cores, %(default)s)")
+    ap.add_argument("--memory-gib", type=int, default=4, help="each worker's memory limit (default: %(default)s)")
     ap.add_argument("--render", action="store_true",
                     help=f"only put the figures of {RESULTS.relative_to(ROOT)} into the docs")
     args = ap.parse_args()
@@ -140,7 +160,7 @@ def main():
         res = {"machine": machine(), "seconds": args.seconds, "kinds": {}}
         for kind in args.kinds.split(","):
             res["kinds"][kind] = run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
-                                        jobs=args.jobs)
+                                        jobs=args.jobs, memory_gib=args.memory_gib)
             RESULTS.write_text(json.dumps(res, indent=1) + "\n")     # what is done so far, kept
     print(table(res))
     publish(res)

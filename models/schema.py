@@ -13,7 +13,8 @@ VERSION = 1
 
 _INT = {"type": "integer", "minimum": 0}
 _POS = {"type": "integer", "minimum": 1}
-_NP = {"type": "integer", "minimum": 1, "maximum": 2 ** 24}   # processes
+MAX_NP = 2 ** 24                  # processes of one run, at most
+_NP = {"type": "integer", "minimum": 1, "maximum": MAX_NP}
 _NUM = {"type": "number", "minimum": 0}
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}

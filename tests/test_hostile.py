@@ -208,7 +208,12 @@ def _view_past_its_record(header, chunks):
     raise AssertionError("no view record")
 
 
+def _huge_nranks(header, chunks):
+    struct.pack_into("<i", header, 20, 2 ** 31 - 1)    # the header's number of ranks
+
+
 @pytest.mark.parametrize("edit, rank, problem", [
+    (_huge_nranks, 1, "corrupt header: rank 1 of 2147483647 ranks (at most 16777216)"),
     (_cut_routine_table, 1, "corrupt metadata record (type 1): a routine table of 500 names holds"),
     (_short_end, 1, "corrupt: end chunk of 8 bytes"),
     (_huge_seq, 1, "corrupt: chunk of"),
@@ -292,6 +297,20 @@ def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_pa
                                           "notes": [note]}
     assert model["application"]["np"] == 4 and model["application"]["name"] == "basic_c"
     assert f"partial       {note}" in run("show", out).stdout.splitlines()
+
+
+def test_a_header_claiming_millions_of_ranks_is_said_at_once(traced):
+    """Both rank files of a 2-rank run edited to claim 2^24 ranks (the most a
+    run may have): the 16,777,214 ranks missing are said as one range, without
+    listing them (a claim of 2^31 once took 24 GB and the OOM killer)."""
+    trace = traced("basic_c", 2).trace_dir
+    for r in (0, 1):
+        edit_rank_file(trace / f"rank-{r:06d}.iot", lambda h, c: struct.pack_into("<i", h, 20, 2 ** 24))
+    info = run("trace-info", trace)
+    assert info.returncode == 0, info.stderr
+    assert f"iomodel: warning: {trace}: no trace file for ranks 2-16777215 of 16777216: their I/O is not " \
+        "in the trace" in info.stderr.splitlines()
+    assert "ranks        2 of 16777216 on 1 host(s)" in info.stdout
 
 
 def test_a_rank_killed_before_its_first_buffer_is_said(traced, tmp_path):
