@@ -352,7 +352,12 @@ def ops_from_trace(trace, name=None, command=None):
                 off, end, npieces = disp + start, disp + start + o.nbytes, 1
             else:
                 _, offs, lens = map_through_view([start], [o.nbytes], *o.view)
-                off, end, npieces = int(offs[0]), int((offs + lens).max()), len(offs)
+                if len(offs):
+                    off, end, npieces = int(offs[0]), int((offs + lens).max()), len(offs)
+                else:       # no byte moved: where the pointer sits in the file
+                    _, at, _ = map_through_view([start], [1], *o.view)
+                    off = end = int(at[0]) if len(at) else o.view[0] + start
+                    npieces = 1
             ro.offset[o.op_index], ro.pieces[o.op_index] = off, npieces
             q = int(ro.path[o.op_index])
             ro.extent[q] = max(ro.extent.get(q, -1), end)

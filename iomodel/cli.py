@@ -129,7 +129,11 @@ def cmd_analyze(args):
     from iomodel.analyzer import analyze
     from iomodel.models import save_model
     from iomodel.models.report import text
-    model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle)
+    from iomodel.models import ModelError
+    try:
+        model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle)
+    except ModelError as e:      # what the input holds cannot be a model: damage the checks missed
+        return fail(f"{args.input}: the model of what it holds is not valid ({e}): is it damaged?")
     for line in model["source"].get("unavailable", []):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):

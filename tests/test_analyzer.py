@@ -290,3 +290,17 @@ def test_show_prints_the_model(traced, tmp_path):
                           timeout=60)
     assert text.returncode == 0, text.stderr
     assert "1 to 40" in text.stdout
+
+
+def test_an_ordered_write_of_nothing_through_a_view(traced, tmp_path):
+    """ordered_view, 3 ranks: MPI_File_write_ordered of 16, 0 and 16 bytes
+    through a view of 4 bytes in every 8. Rank 1's empty call sits where the
+    shared pointer is, view byte 16 = file byte 32 (it once stopped analyze
+    with an IndexError); the others' data as the program's comment works out."""
+    from iomodel.analyzer import load_ops
+    run = traced("ordered_view", 3)
+    ops = load_ops(run.trace_dir)
+    assert [(r.rank, r.offset.tolist(), r.pieces.tolist()) for r in ops.ranks] == \
+        [(0, [0], [4]), (1, [32], [1]), (2, [32], [4])]
+    model = analyze(run, tmp_path / "m.json")
+    assert sum(p["weight"] for p in model["phases"]) == 32
