@@ -6,6 +6,7 @@ with numpy; phases (step 3) are found over the bursts of all ranks.  The
 Python loops are over ranks, phases and distinct files, never operations.
 """
 import math
+import collections
 import re
 
 import numpy as np
@@ -24,18 +25,48 @@ MODES = ("sequential", "strided", "random")
 
 # ------------------------------------------------------------------- files
 
-def unique_group_name(path):
-    """out.3.dat -> out.{rank}.dat: the name of a group of unique files."""
-    head, tail = path.rsplit("/", 1) if "/" in path else ("", path)
-    name = re.sub(r"\d+", "{rank}", tail)
-    return f"{head}/{name}" if head else name
+def _rank_names(tail, rank, field, offset):
+    """The tail with one run of digits that is rank + offset as `field`, one per such run."""
+    return [tail[:m.start()] + field + tail[m.end():] for m in re.finditer(r"\d+", tail)
+            if int(m.group()) == rank + offset]
+
+
+def unique_group_names(paths_ranks):
+    """{path: group name} for unique files [(path, rank)].  Files whose names
+    differ only in digits are one family (out.{n}.dat); in a family where
+    every file's name holds its rank's number, the group name puts {rank} in
+    its place (part-Part3-of-00000004.data of rank 3 ->
+    part-Part{rank}-of-00000004.data), or {rank+1} where every name counts
+    from 1; of several such runs in a name, the one that makes the name most
+    files share, the last on a tie.  A family whose names do not hold the
+    rank is one group, every run of digits as {n}."""
+    families = collections.defaultdict(list)
+    for path, rank in paths_ranks:
+        head, tail = path.rsplit("/", 1) if "/" in path else ("", path)
+        families[(head, re.sub(r"\d+", "{n}", tail))].append((path, tail, rank))
+    out = {}
+    for (head, family), members in families.items():
+        options = None
+        for field, offset in (("{rank}", 0), ("{rank+1}", 1)):
+            options = {p: _rank_names(t, r, field, offset) for p, t, r in members}
+            if all(options.values()):
+                break
+            options = None
+        if options is None:
+            options = {p: [family] for p, _, _ in members}
+        shared = collections.Counter(n for names in options.values() for n in set(names))
+        for p, names in options.items():
+            name = max(reversed(names), key=lambda n: shared[n])
+            out[p] = f"{head}/{name}" if head else name
+    return out
 
 
 def file_groups(ops):
     """Per path index: its file-group id; and per group: {name, paths, unique}.
 
     A path opened on communicators of one process by a single rank is unique
-    and joins the other unique paths with the same name but for digits."""
+    and joins the other unique paths with the same name but for the rank's
+    number (unique_group_names)."""
     seen = {}                                    # path -> (ranks, all comm sizes 1)
     for r in ops.ranks:
         for p, single in r.single.items():
@@ -44,11 +75,13 @@ def file_groups(ops):
                 seen[p] = (ranks | {r.rank}, ones and single)
     groups, gid = [], {}
     of_path = np.zeros(max(len(ops.paths), 1), np.int64)
+    unique_names = unique_group_names([(ops.paths[i], min(ranks)) for i, (ranks, ones) in seen.items()
+                                       if ones and len(ranks) == 1])
     for i in sorted(seen, key=lambda i: ops.paths[i]):
         ranks, ones = seen[i]
         unique = ones and len(ranks) == 1
         name = ops.paths[i]
-        key = ("unique", unique_group_name(name)) if unique else ("shared", name)
+        key = ("unique", unique_names[name]) if unique else ("shared", name)
         if key not in gid:
             gid[key] = len(groups)
             groups.append({"name": key[1], "paths": [], "unique": unique})

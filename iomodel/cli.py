@@ -210,22 +210,29 @@ def _clusters(args):
 
 
 def _profiles(args, clusters):
-    """Each cluster's profile, with --profile NAME=PATH overriding one."""
+    """Each cluster's profile, with --profile NAME=PATH overriding it for the
+    clusters NAME names: by their name (every cluster of that name), their
+    file's name or its path as given."""
+    from pathlib import Path
     from iomodel.replay.profile import Profile
     given = {}
     for item in args.profile or []:
         name, sep, path = item.partition("=")
         if not sep:
-            raise ValueError(f"--profile {item!r}: expected NAME=PATH (NAME: a cluster's name)")
+            raise ValueError(f"--profile {item!r}: expected NAME=PATH (NAME: a cluster's name or file)")
         given[name] = Profile.read(path)
-    out = []
+    used, out = set(), []
     for c in clusters:
         p = Profile.load(c)
-        if c.name in given:
-            p = given.pop(c.name) + p
+        keys = [c.name] + ([str(c.path), Path(c.path).name] if c.path else [])
+        for key in keys:
+            if key in given:
+                p = given[key] + p
+                used.add(key)
+                break
         out.append(p)
-    if given:
-        raise ValueError(f"--profile names no --vc cluster: {', '.join(given)}")
+    if set(given) - used:
+        raise ValueError(f"--profile names no --vc cluster: {', '.join(sorted(set(given) - used))}")
     return out
 
 

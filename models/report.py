@@ -13,6 +13,11 @@ def human(n):
         n /= 1024
 
 
+def count(n, word, plural=None):
+    """1 process, 4 processes."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
 def operation_name(phase):
     """MPI_File_write_at_all -> Write_at_all, as the paper's tables name them;
     a POSIX or stdio call by its name and interface: pwrite64 (POSIX)."""
@@ -42,15 +47,16 @@ def metadata_sentence(model):
     nshared = sum(f["access_type"] == "shared" for f in files)
     nunique = sum(len(f["paths"]) for f in files if f["access_type"] == "unique")
     ifaces = list(dict.fromkeys(p["interface"] for p in model["phases"] if p.get("interface")))
-    parts = [(", ".join(words) if words else "no data access")
-             + (f" through {' and '.join(ifaces)}" if ifaces else "")]
+    # no feature known (a Darshan log keeps none) is not "no data access"
+    what = ", ".join(words) if words else "data access" if model["phases"] else "no data access"
+    parts = [what + (f" through {' and '.join(ifaces)}" if ifaces else "")]
     parts.append(f"{' and '.join(m.capitalize() for m in modes)} access mode" if modes else "")
     parts.append(f"{' and '.join(t.capitalize() for t in types)} access type" if types else "")
     what = []
     if nshared:
-        what.append(f"{nshared} shared file{'s' * (nshared > 1)}")
+        what.append(count(nshared, "shared file"))
     if nunique:
-        what.append(f"{nunique} unique files (one per process)")
+        what.append(f"{count(nunique, 'unique file')} (one per process)")
     parts.append(" and ".join(what))
     s = "; ".join(p for p in parts if p) + "."
     if unknown:
@@ -92,7 +98,8 @@ def phase_rows(model):
 def text(model):
     app, an = model["application"], model["analysis"]
     hosts = ", ".join(f"{h} ({n})" for h, n in app["hosts"].items())
-    out = [f"application   {app['name']}: {app['np']} processes" + (f" on {hosts}" if hosts else ""),
+    out = [f"application   {app['name']}: {count(app['np'], 'process', 'processes')}"
+           + (f" on {hosts}" if hosts else ""),
            f"command       {' '.join(app['command'])}"]
     times = [f"{label}{app[k]:.6f} s" for label, k in (("", "run_time_s"), ("I/O ", "io_time_s"))
              if app.get(k) is not None]
@@ -102,7 +109,7 @@ def text(model):
     for f in model["files"]:
         out.append(f"file {f['id']:<8} {f['name']}: {f['access_type']}, {f['access_mode']}, "
                    f"{f['role']}, {human(f['size'])} ({len(f['paths'])} path"
-                   f"{'s' * (len(f['paths']) > 1)}, {f['np']} processes)")
+                   f"{'s' * (len(f['paths']) > 1)}, {count(f['np'], 'process', 'processes')})")
     out.append(f"weight(app)   {human(model['weight'])}   storage capacity {human(model['storage_capacity'])}")
     if an.get("max_comm_gap") is not None:
         out.append(f"phase rule    max_comm_gap {an['max_comm_gap']} ({an['threshold_rule']})")

@@ -18,14 +18,25 @@ COST_KEYS = {"cost_usd": "cost_tot", "cost_var_usd": "cost_var", "billed_usd": "
 
 
 def _labels(clusters):
-    """Unique labels: the name, with the region when a name appears twice."""
+    """A label for each cluster, never two the same: its name; where names
+    collide (two prices, two regions of one VC), the name with what tells
+    those clusters apart: their files' names, paths, regions, or places in
+    the list."""
     names = [getattr(c, "name", None) or f"cluster{i + 1}" for i, c in enumerate(clusters)]
-    out = []
-    for i, (n, c) in enumerate(zip(names, clusters)):
-        label = n
-        if names.count(n) > 1:
-            label = f"{n} ({getattr(c, 'region', None) or i + 1})"
-        out.append(label)
+    out = list(names)
+    for name in set(names):
+        same = [i for i, n in enumerate(names) if n == name]
+        if len(same) < 2:
+            continue
+        for tell in (lambda c, i: Path(c.path).name if getattr(c, "path", None) else None,
+                     lambda c, i: str(c.path) if getattr(c, "path", None) else None,
+                     lambda c, i: getattr(c, "region", None),
+                     lambda c, i: f"#{i + 1}"):
+            tags = [tell(clusters[i], i) for i in same]
+            if None not in tags and len(set(tags)) == len(tags):
+                break
+        for i, tag in zip(same, tags):
+            out[i] = f"{name} ({tag})"
     return out
 
 

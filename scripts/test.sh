@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: set up (scripts/setup.sh), install what the testbed tests
-# need (Slurm, munge, GlusterFS; as root) and mpi4py for MPICH, then run every
+# need (Slurm, munge, GlusterFS; as root), Debian's parallel HDF5 and PnetCDF and mpi4py for MPICH, then run every
 # test under real mpirun (Open MPI's) and mpiexec (MPICH's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,9 @@ command -v glusterd >/dev/null || missing+=(glusterfs-server)
 command -v mount.glusterfs >/dev/null || missing+=(glusterfs-client)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists fuse3 2>/dev/null || missing+=(libfuse3-dev)
+# the I/O libraries' test programs (issue 59): Debian's parallel HDF5 and PnetCDF
+command -v h5pcc.openmpi >/dev/null || missing+=(libhdf5-openmpi-dev)
+pkg-config --exists pnetcdf 2>/dev/null || missing+=(libpnetcdf-dev)
 if ((${#missing[@]})); then
   if [[ $(id -u) == 0 ]]; then
     echo "test: installing ${missing[*]} with apt-get (the testbed's Slurm, GlusterFS and throttled disk)"

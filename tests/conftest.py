@@ -1,6 +1,7 @@
 """Shared fixtures: build the test programs once, run them for real under
 mpirun with the tracer (through the `iomodel trace` command), read the trace."""
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,8 @@ def compile_programs(out, mpi):
     """Every C and Fortran test program, compiled for `mpi` with warnings as errors."""
     cc, fc = MPIS[mpi]
     for src in sorted([*PROGRAMS.glob("*.c"), *EXAMPLES.glob("*.c")]):
+        if src.name.startswith(LIBRARY_PREFIXES):       # built by library_build_dir
+            continue
         subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src],
                        check=True)
     for src in sorted(PROGRAMS.glob("*.f90")):
@@ -54,6 +57,26 @@ def compile_programs(out, mpi):
 def build_dir(tmp_path_factory):
     """The test programs built for Open MPI."""
     return compile_programs(tmp_path_factory.mktemp("bin"), "openmpi")
+
+
+# test programs of an I/O library, each built with that library's compiler wrapper
+LIBRARY_PREFIXES = ("h5_",)
+LIBRARY_COMPILERS = {"h5_": ("h5pcc.openmpi", "libhdf5-openmpi-dev")}
+
+
+@pytest.fixture(scope="session")
+def library_build_dir(tmp_path_factory):
+    """The test programs of the I/O libraries (HDF5's h5_*.c), built for Open MPI."""
+    out = tmp_path_factory.mktemp("bin-libraries")
+    for src in sorted(PROGRAMS.glob("*.c")):
+        prefix = next((p for p in LIBRARY_PREFIXES if src.name.startswith(p)), None)
+        if prefix:
+            cc, package = LIBRARY_COMPILERS[prefix]
+            if not shutil.which(cc):
+                pytest.fail(f"{cc} not found: install {package} (scripts/test.sh does, as root)")
+            subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src], check=True,
+                           cwd=out)            # h5pcc leaves its object file where it runs
+    return out
 
 
 @pytest.fixture(scope="session")

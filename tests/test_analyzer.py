@@ -304,3 +304,32 @@ def test_an_ordered_write_of_nothing_through_a_view(traced, tmp_path):
         [(0, [0], [4]), (1, [32], [1]), (2, [32], [4])]
     model = analyze(run, tmp_path / "m.json")
     assert sum(p["weight"] for p in model["phases"]) == 32
+def test_unique_files_grouped_by_the_ranks_own_number(traced, tmp_path):
+    """rank_files, 4 ranks: each writes 2 x 4096 B into each of its own files.
+    Only the rank's number in a name is the group's {rank}: HACC-IO's
+    part-Part<r>-of-00000004 keeps its "of 4"; out.<r+1> counts from 1; the
+    checkpoints of steps 10 and 20 are two groups, not one. One write phase a
+    group, np 4, in the program's order (a barrier between files)."""
+    m = analyze(traced("rank_files", 4), tmp_path / "m.json")
+    names = [os.path.basename(m["files"][p["file"]]["name"]) for p in m["phases"]]
+    assert names == ["part-Part{rank}-of-00000004.data", "out.{rank+1}.dat", "step10.{rank}.dat",
+                     "step20.{rank}.dat"]
+    assert [(p["operation"], p["np"], p["rs"], p["rep"]) for p in m["phases"]] == [("write", 4, 4096, 2)] * 4
+    for p in m["phases"]:
+        f = m["files"][p["file"]]
+        assert f["access_type"] == "unique"
+        assert sorted(os.path.basename(x) for x in f["paths"]) == sorted(
+            names[m["phases"].index(p)].replace("{rank}", str(r)).replace("{rank+1}", f"{r + 1:04d}")
+            for r in range(4))
+
+
+@pytest.mark.parametrize("files, want", [
+    ([("d/part-Part%d-of-00000004.data" % r, r) for r in range(4)], {"d/part-Part{rank}-of-00000004.data"}),
+    ([("ckpt_step10_rank%d.dat" % r, r) for r in range(12)], {"ckpt_step10_rank{rank}.dat"}),
+    ([("out.%04d.dat" % (r + 1), r) for r in range(3)], {"out.{rank+1}.dat"}),
+    ([("step10_file3", 3), ("step20_file3", 3)], {"step10_file{rank}", "step20_file{rank}"}),
+    ([("x_%d" % (2 * r), r) for r in range(1, 4)], {"x_{n}"}),       # names that do not hold the rank
+])
+def test_unique_group_names(files, want):
+    from iomodel.analyzer.phases import unique_group_names
+    assert set(unique_group_names(files).values()) == want

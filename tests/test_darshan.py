@@ -322,3 +322,23 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
     # the data: rank 0's at 2048, each rank 1 MiB further
     assert (ph[0]["offsets"]["first"], ph[0]["offsets"]["per_rank"]) == (2048, MiB)
     assert m["weight"] == sum(p["weight"] for p in ph)
+
+
+def test_the_metadata_line_says_only_what_the_log_holds(tmp_path):
+    """partial_data_dxt.darshan: one process reading one file through MPI-IO.
+    A Darshan log keeps no call features, so the metadata line says the model
+    has data access (it has phases) and lists the features as unknown, in the
+    singular where there is one."""
+    out = tmp_path / "m.json"
+    iomodel = [sys.executable, "-m", "iomodel"]
+    assert subprocess.run(iomodel + ["analyze", str(log_path("partial_data_dxt.darshan")), "-o", str(out),
+                                     "-q"], capture_output=True).returncode == 0
+    shown = subprocess.run(iomodel + ["show", str(out)], capture_output=True, text=True, check=True).stdout
+    lines = shown.splitlines()
+    assert lines[0] == "application   mpi-io-test: 1 process on carns-x1-7g (1)"
+    assert lines[3] == (
+        "metadata      Data access through MPI-IO; Strided access mode; Unique access type; 1 unique file "
+        "(one per process). Unknown from this source: explicit offsets, individual file pointers, shared file "
+        "pointers, blocking I/O operations, nonblocking I/O operations, collective operations, independent "
+        "operations.")
+    assert lines[4].endswith("(1 path, 1 process)")

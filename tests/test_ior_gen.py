@@ -425,10 +425,13 @@ def test_random_uses_z():
     inv = only(make_model([make_phase(1, rs=4096, rep=16, mode="random", per_rank=None,
                                       stride=None)], files=[("shared", "random")]))
     assert (inv.segments, inv.block, inv.transfer) == (1, 16 * 4096, 4096)
-    assert "-z" in inv.flags and "-z" in command(inv)
-    # IOR 4.x refuses -z with collective MPI-IO: the phase runs independent, and says so
-    assert not inv.collective and "-c" not in command(inv)
-    assert any("collective" in a and "independent" in a for a in inv.approximations)
+    # IOR 4.x refuses -z with collective MPI-IO: a collective phase stays collective, in order, and says so
+    assert inv.collective and "-c" in command(inv) and "-z" not in command(inv)
+    assert any("stay collective (-c)" in a and "-z" in a for a in inv.approximations)
+    # independent: shuffled
+    ind = only(make_model([make_phase(1, rs=4096, rep=16, mode="random", per_rank=None, stride=None,
+                                      collective=False)], files=[("shared", "random")]))
+    assert "-z" in ind.flags and "-z" in command(ind) and "-c" not in command(ind)
     # one transfer per segment: -z needs b > t, so it is left out and said
     one = only(make_model([make_phase(1, rs=4096, rep=1, mode="random", per_rank=None,
                                       stride=None, collective=False)],

@@ -98,10 +98,11 @@ def test_pop_like_rank0_writer(traced, tmp_path):
     assert all(events(run, r) == [("MPI_Init", None, 0, 0), ("MPI_Finalize", None, 0, 0)] for r in (1, 2, 3))
     model = model_of(run, tmp_path)
     # one gather between steps: the threshold's default, 8; rank 0's six writes one
-    # burst of a 2-operation pattern repeated 3 times (its offsets restart in each file)
+    # burst of a 2-operation pattern repeated 3 times (its offsets restart in each file);
+    # the files' numbers are the steps, not the rank: {n}
     assert facts(model) == [
-        ("fwrite", "STDIO", "hist.{rank}.dat", "write", 1, "0", [64, 32000], 3, 3 * 32064, "strided", "unique"),
-        ("fread", "STDIO", "hist.{rank}.dat", "read", 1, "0", [64, 32000], 1, 32064, "sequential", "unique")]
+        ("fwrite", "STDIO", "hist.{n}.dat", "write", 1, "0", [64, 32000], 3, 3 * 32064, "strided", "unique"),
+        ("fread", "STDIO", "hist.{n}.dat", "read", 1, "0", [64, 32000], 1, 32064, "sequential", "unique")]
     show = subprocess.run(IOMODEL + ["show", str(tmp_path / "model.json")], capture_output=True, text=True)
     rows = [l.split("  ") for l in show.stdout.splitlines() if l.startswith(("1 ", "2 "))]
     assert [[w.strip() for w in r if w.strip()][2:4] for r in rows] == [
@@ -180,8 +181,9 @@ def test_io_before_mpi_init_and_after_mpi_finalize(traced, tmp_path):
     assert all(e["t_start"] < 0 for e in ev[:6]) and ev[7]["t_start"] >= 0
     model = model_of(run, tmp_path)
     assert [f[:9] for f in facts(model)] == [
-        ("write", "POSIX", "deck.{rank}.in", "write", 2, "0-1", [256], 1, 512),
-        ("read", "POSIX", "deck.{rank}.in", "read", 2, "0-1", [256], 1, 512),
+        # named by the process id, not the rank: {n}
+        ("write", "POSIX", "deck.{n}.in", "write", 2, "0-1", [256], 1, 512),
+        ("read", "POSIX", "deck.{n}.in", "read", 2, "0-1", [256], 1, 512),
         ("MPI_File_write_at", "MPI-IO", "mid.dat", "write", 2, "0-1", [4096], 1, 8192),
         ("write", "POSIX", "summary.{rank}.txt", "write", 2, "0-1", [512], 1, 1024)]
     assert model["phases"][1]["reread_bytes"] == 512       # read back through the open that wrote it

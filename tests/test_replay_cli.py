@@ -707,3 +707,39 @@ def test_results_written_before_one_run_a_line_are_resumed(tmp_path):
     assert text.splitlines()[1:4] == ['"k1": {"ok": true, "bandwidth_Bps": 1500000000.0},',
                                       '"k2": {"ok": false},', '"k3": {"ok": true, "bandwidth_Bps": 2000000000.0}']
     assert State(tmp_path).done("k3") == {"ok": True, "bandwidth_Bps": 2.0e9}
+
+
+def test_compare_two_files_of_one_name_are_two_rows(tmp_path):
+    """vc3.yaml twice, as a user compares two prices: the same `name: vc3`,
+    one at the paper's $0.239/h (eu-west-1), the other at $9.99/h. Each is a
+    row of its own, labelled by its file, with its own cost: the same I/O time
+    and storage, an instance cost 9.99 / 0.239 times the first's; --profile
+    by file name reaches the one file only."""
+    src = (ROOT / "replay" / "clusters" / "vc3.yaml").read_text()
+    assert "usd_per_hour: 0.239" in src
+    (tmp_path / "a.yaml").write_text(src)
+    (tmp_path / "b.yaml").write_text(src.replace("usd_per_hour: 0.239", "usd_per_hour: 9.99"))
+    btio = ROOT / "models" / "examples" / "btio-C-16.json"
+    p = run("compare", btio, "--vc", tmp_path / "a.yaml", tmp_path / "b.yaml", "--json")
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["order"] == ["vc3 (a.yaml)", "vc3 (b.yaml)"]
+    a, b = res["predictions"]["vc3 (a.yaml)"], res["predictions"]["vc3 (b.yaml)"]
+    assert a["io_time_s"] == b["io_time_s"] and a["cost_fix_usd"] == b["cost_fix_usd"]
+    assert b["cost_var_usd"] == pytest.approx(a["cost_var_usd"] * 9.99 / 0.239, rel=1e-12)
+    assert res["by_cost"] == ["vc3 (a.yaml)", "vc3 (b.yaml)"]
+    # a profile for b.yaml only: every phase of the model at 1000 MiB/s (its own points are slower)
+    from iomodel.replay.characterize import write_profile
+    from iomodel.replay.profile import MiB, Profile
+    m = json.loads(btio.read_text())
+    points = [{"operation": ph["operation"], "np": ph["np"], "rs": ph["rs"], "bw_Bps": 1000 * MiB,
+               "collective": True} for ph in m["phases"]]
+    write_profile(Profile.from_points(points), tmp_path / "fast.parquet")
+    p = run("compare", btio, "--vc", tmp_path / "a.yaml", tmp_path / "b.yaml", "--json", "--profile",
+            f"b.yaml={tmp_path / 'fast.parquet'}")
+    assert p.returncode == 0, p.stderr
+    res2 = json.loads(p.stdout)
+    assert res2["predictions"]["vc3 (a.yaml)"]["io_time_s"] == a["io_time_s"]
+    assert res2["predictions"]["vc3 (b.yaml)"]["io_time_s"] == pytest.approx(m["weight"] / (1000 * MiB))
+    p = run("compare", btio, "--vc", tmp_path / "a.yaml", "--profile", f"c.yaml={tmp_path / 'fast.parquet'}")
+    assert p.returncode == 2 and "--profile names no --vc cluster: c.yaml" in p.stderr

@@ -1,0 +1,42 @@
+"""Phases as the I/O libraries make them (issue 59): programs built against
+Debian's parallel HDF5, traced under mpirun, modelled and turned into IOR
+commands, against what each program does by hand."""
+import json
+import os
+import subprocess
+
+from conftest import IOMODEL, mpirun
+
+
+def trace_and_model(build_dir, tmp_path, name, np_, *args):
+    data, trace, model = tmp_path / "data", tmp_path / "trace", tmp_path / "m.json"
+    data.mkdir()
+    env = {**os.environ, "IOMODEL_POSIX": "0"}
+    p = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--", *mpirun(np_, build_dir / name, data, *args)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = subprocess.run(IOMODEL + ["analyze", str(trace), "-o", str(model), "-q"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(model.read_text()), model
+
+
+def test_hdf5_collective_dumps_stay_collective(library_build_dir, tmp_path):
+    """h5_steps, 4 ranks, a 256 x 256 grid of doubles, 5 dumps: each rank writes
+    its 64 rows (64 * 256 * 8 = 131072 B) of each dump with one collective
+    write, then reads them back the same way. HDF5 places its own metadata
+    between the datasets, so the offsets are irregular, but the phases are the
+    two collective patterns, and IOR replays them collective (-c), never
+    shuffled (-z, which IOR cannot combine with -c); the library's metadata,
+    written at close by independent calls, is a small phase of its own."""
+    m, path = trace_and_model(library_build_dir, tmp_path, "h5_steps", 4, 256, 5)
+    data = [(p["routine"], p["np"], p["rs"], p["rep"], p["weight"]) for p in m["phases"][:2]]
+    assert data == [("MPI_File_write_at_all", 4, 131072, 5, 5 * 4 * 131072),
+                    ("MPI_File_read_at_all", 4, 131072, 5, 5 * 4 * 131072)]
+    assert all(p["collective"] for p in m["phases"][:2])
+    meta = m["phases"][2:]
+    assert [p["routine"] for p in meta] == ["MPI_File_write_at"] and not meta[0]["collective"]
+    assert meta[0]["weight"] < 4096
+    p = subprocess.run(IOMODEL + ["ior", str(path)], capture_output=True, text=True, check=True)
+    lines = [line for line in p.stdout.splitlines() if line.startswith("mpirun")]
+    assert lines[0] == "mpirun -np 4 ior -a MPIIO -s 1 -b 655360 -t 131072 -c -w -o ./iomodel.h5_steps.1"
+    assert lines[1] == "mpirun -np 4 ior -a MPIIO -s 1 -b 655360 -t 131072 -c -w -r -o ./iomodel.h5_steps.2"
