@@ -158,9 +158,16 @@ def main():
         traces, model = real_traces(work)
         sources = {"trace": traces, "model": [model, MODEL], "cluster": CLUSTERS}
         res = {"machine": machine(), "seconds": args.seconds, "kinds": {}}
+        # a run of some readers keeps the others' results (each with its own date)
+        try:
+            before = json.loads(RESULTS.read_text())
+            res["kinds"] = {k: v for k, v in before.get("kinds", {}).items() if v.get("date")}
+        except (OSError, ValueError):
+            pass
         for kind in args.kinds.split(","):
-            res["kinds"][kind] = run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
-                                        jobs=args.jobs, memory_gib=args.memory_gib)
+            res["kinds"][kind] = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
+                                             jobs=args.jobs, memory_gib=args.memory_gib),
+                                  "date": res["machine"]["date"]}
             RESULTS.write_text(json.dumps(res, indent=1) + "\n")     # what is done so far, kept
     print(table(res))
     publish(res)

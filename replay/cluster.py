@@ -159,6 +159,11 @@ def _construct_mapping(loader, node, deep=False):
     out = {}
     for knode, vnode in node.value:
         key = loader.construct_object(knode, deep=deep)
+        try:
+            hash(key)
+        except TypeError:       # a mapping or list as a key ("{a: 1}: 2"): no field is named so
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key that is a {type(key).__name__}, not a name", knode.start_mark) from None
         if key in out:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", knode.start_mark)

@@ -202,6 +202,9 @@ def test_malformed_field(tmp_path, key, value, field, words):
     ("format: iomodel-cluster\nversion: 1\nname: [unclosed\n", "not YAML: "),
     ("format: iomodel-cluster\n  version: 1\n", "not YAML: "),
     ("format: iomodel-cluster\nformat: iomodel-cluster\n", "not YAML: duplicate key 'format' at line 2"),
+    # a flow mapping as a key (a stray ": " after a bandwidth point; found by the fuzz bench)
+    ("format: iomodel-cluster\n{a: 1}: 2\n", "not YAML: a key that is a dict, not a name at line 2"),
+    ("format: iomodel-cluster\n[a, b]: 2\n", "not YAML: a key that is a list, not a name at line 2"),
     ("", "expected a mapping with format: iomodel-cluster, got null"),
     ("- a\n- b\n", "expected a mapping with format: iomodel-cluster"),
 ])
