@@ -119,16 +119,22 @@ def table(res):
     return "\n".join(out)
 
 
+def plural(n, word):
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def summary(res):
     """The table in one sentence, for the README."""
     total = {k: sum(r["outcomes"][k] for r in res["kinds"].values())
              for k in ("traceback", "hang", "refused without naming the file")}
     inputs = sum(r["inputs"] for r in res["kinds"].values())
     each = ", ".join(f"{r['inputs']:,} {kind}s" for kind, r in res["kinds"].items())
+    dates = sorted({r.get("date") or res["machine"]["date"] for r in res["kinds"].values()})
     m = res["machine"]
     return (f"{inputs:,} damaged traces, models and cluster files ({each}): "
-            f"{total['traceback']} tracebacks, {total['hang']} hangs, {total['refused without naming the file']} "
-            f"refusals not naming the file. {m['cpu']}, {m['cores']} cores; {m['date']}.")
+            f"{plural(total['traceback'], 'traceback')}, {plural(total['hang'], 'hang')}, "
+            f"{plural(total['refused without naming the file'], 'refusal')} not naming the file. "
+            f"{m['cpu']}, {m['cores']} cores; {', '.join(dates)}.")
 
 
 def publish(res):
