@@ -21,6 +21,7 @@ DEFAULT_IDLE_S = 0.1        # the same, in idle seconds (Darshan)
 COMM_BREAK_RATIO = 4        # a break between two groups of counts
 IDLE_BREAK_RATIO = 10
 MODES = ("sequential", "strided", "random")
+MAX_LEVELS = 4              # nested strides deeper than this are "in order, irregular"
 
 
 # ------------------------------------------------------------------- files
@@ -263,8 +264,17 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         b["const_stride"][k] = len(dd) == 0 or bool((dd == dd[0]).all())
         b["stride"][k] = int(dd[0]) if len(dd) else 0
         b["contiguous"][k] = bool((np.diff(o) == size[starts[k]: starts[k] + length[k] - 1]).all())
+    # in order: each operation starts at or past the end of the one before
+    b["in_order"] = _all(~same | (d >= prev), starts)
     b["mode"] = modes(b)
-    del b["contiguous"]
+    nested = {}
+    for k in np.flatnonzero((b["mode"] == 2) & b["in_order"] & b["known"]):   # few, long: a loop
+        o = off[starts[k]: starts[k] + length[k]: iop[k]]
+        levels = stride_levels(o)
+        if levels:
+            nested[int(k)] = levels
+    b["mode"][(b["mode"] == 2) & b["in_order"] & b["known"]] = 1
+    del b["contiguous"], b["in_order"]
     key = (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
     order = np.argsort(key, kind="stable")
     ks = key[order]
@@ -277,7 +287,33 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
     b["gap_s"] = b["t0"] - np.r_[0.0, b["t1"][:-1]]
     lc1 = r.lclock[last].astype(np.int64)
     b["gap_comm"] = (b["lc0"] - np.r_[0, lc1[:-1]]) % 2**32 if clock else np.full(len(key), -1)
-    return b, mixed
+    return b, mixed, nested
+
+
+def stride_levels(o):
+    """The nested strides of increasing offsets `o` (a repetition's first
+    operations), outermost first: [[count, stride], ...], each level `count`
+    copies of the one inside it, `stride` apart; None when the offsets are not
+    such a nest of 2 to MAX_LEVELS levels.  IOR's segmented file at 4 ranks,
+    -s 10 -b 1m -t 256k: [[10, 4 MiB], [4, 256 KiB]]."""
+    levels = []
+    while len(o) > 1 and len(levels) < MAX_LEVELS:
+        d = np.diff(o)
+        brk = np.flatnonzero(d != d[0])
+        if not len(brk):
+            levels.append([len(o), int(d[0])])
+            break
+        m = int(brk[0]) + 1            # operations of the innermost level
+        if m == 1 or len(o) % m:
+            return None
+        blocks = o.reshape(-1, m)
+        if not (blocks - blocks[:, :1] == np.arange(m) * d[0]).all():
+            return None
+        levels.append([m, int(d[0])])
+        o = blocks[:, 0]
+    else:
+        return None
+    return levels[::-1] if len(levels) >= 2 else None
 
 
 def modes(b):
@@ -319,18 +355,19 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     # (one burst an operation): pages never written are never resident
     total = len(ops)
     bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
-    mixed, base, calls = {}, 0, None
+    mixed, nested, base, calls = {}, {}, 0, None
     for i in range(len(ops.ranks)):
         r = ops.ranks[i]
         if len(r):
             g, j, gap = prepare(r)
             split = votes[i] if votes is not None else gap > threshold
-            b, m = rank_bursts(r, g, j & ~split, gap, clock, len(ops.routines))
+            b, m, nst = rank_bursts(r, g, j & ~split, gap, clock, len(ops.routines))
             calls = _merge_calls(calls, _collective_calls(r, b, len(ops.routines)))
             n = len(b["rank"])
             for f in BURST_FIELDS:
                 bursts[f][base:base + n] = b[f]
             mixed.update({base + k: v for k, v in m.items()})
+            nested.update({base + k: v for k, v in nst.items()})
             base += n
         if consume:
             ops.ranks[i] = None
@@ -341,7 +378,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     bursts = {f: a[:base] for f, a in bursts.items()}
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls)
+    phases, order = _phases(ops, bursts, mixed, calls, nested)
     del bursts, calls
     files = _files(groups, phases, extent, nprocs)
     model = {
@@ -370,7 +407,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     return validate(model)
 
 
-def _phases(ops, b, mixed, calls=None):
+def _phases(ops, b, mixed, calls=None, nested=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
@@ -397,6 +434,7 @@ def _phases(ops, b, mixed, calls=None):
     inverse = np.empty(nb, np.int64)
     inverse[order] = np.arange(nb)
     mixed = {int(inverse[k]): v for k, v in mixed.items()}
+    nested = {int(inverse[k]): v for k, v in (nested or {}).items()}
     del order, inverse
 
     def s(f):
@@ -449,7 +487,7 @@ def _phases(ops, b, mixed, calls=None):
     out = []
     for p in range(nph):
         sel = np.arange(head[p], head[p] + count[p])
-        out.append(_phase(ops, b, p, sel, cols, groups, mixed))
+        out.append(_phase(ops, b, p, sel, cols, groups, mixed, nested))
     # number the phases: in the order every process met them, then by first start
     position = _phase_order(out, edges)
     for i, p in enumerate(out):
@@ -609,7 +647,7 @@ def _phase_order(phases, edges):
     return {i: pos for pos, i in enumerate(seq)}
 
 
-def _phase(ops, b, p, sel, c, g, mixed):
+def _phase(ops, b, p, sel, c, g, mixed, nested):
     """One phase's entry from its aggregates `c` (lists by phase) and, when
     its processes differ, from its bursts `sel`."""
     npr = c["count"][p]
@@ -650,6 +688,9 @@ def _phase(ops, b, p, sel, c, g, mixed):
         c["stride_lo"][p] == c["stride_hi"][p] else None
     offsets = {"first": c["first"][p] if known else None, "per_rank": per_rank, "stride": stride,
                "contiguous": (not c["noncontig"][p]) if known else None}
+    levels = [nested.get(int(i)) for i in sel] if nested else [None]
+    if known and levels[0] and all(x == levels[0] for x in levels):
+        offsets["nested"] = levels[0]        # every process's: one nest of strides
     if known and c["noncontig"][p] and not c["pieces_unknown"][p]:
         # what MPI-IO meets: pieces this long (collective buffering, data sieving)
         offsets["piece"] = int(round(weight / c["npieces"][p]))

@@ -112,6 +112,9 @@ SCHEMA = {
                                        "per_rank": _NULL_OR({"type": "integer"}),
                                        "starts": {"type": "array", "items": {"type": "integer"}},
                                        "stride": _NULL_OR({"type": "integer"}),
+                                       "nested": {"type": "array", "items": {
+                                           "type": "array", "items": {"type": "integer"},
+                                           "minItems": 2, "maxItems": 2}},
                                        "contiguous": _NULL_OR(_BOOL),
                                        "piece": _POS}},
                     "logical_time": {"type": "object", "properties": {
@@ -226,6 +229,10 @@ def _check(value, schema, path):
                     return err
     elif t == "array" and "items" in schema:
         items = schema["items"]
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
+            n = schema.get("minItems", 0), schema.get("maxItems")
+            return f"{_where(path)}: {len(value)} items, expected " + \
+                (f"{n[0]}" if n[0] == n[1] else f"at least {n[0]}")
         for i, v in enumerate(value):
             err = _check(v, items, path + (i,))
             if err:

@@ -25,18 +25,22 @@ def test_hdf5_collective_dumps_stay_collective(library_build_dir, tmp_path):
     its 64 rows (64 * 256 * 8 = 131072 B) of each dump with one collective
     write, then reads them back the same way. HDF5 places its own metadata
     between the datasets, so the offsets are irregular, but the phases are the
-    two collective patterns, and IOR replays them collective (-c), never
-    shuffled (-z, which IOR cannot combine with -c); the library's metadata,
-    written at close by independent calls, is a small phase of its own."""
+    two collective patterns, in order (strided: each dataset after the one
+    before), and IOR replays them collective (-c) as five segments, one a
+    dataset, never shuffled (-z); the library's metadata, written at close
+    by independent calls, is a small phase of its own."""
     m, path = trace_and_model(library_build_dir, tmp_path, "h5_steps", 4, 256, 5)
     data = [(p["routine"], p["np"], p["rs"], p["rep"], p["weight"]) for p in m["phases"][:2]]
     assert data == [("MPI_File_write_at_all", 4, 131072, 5, 5 * 4 * 131072),
                     ("MPI_File_read_at_all", 4, 131072, 5, 5 * 4 * 131072)]
     assert all(p["collective"] for p in m["phases"][:2])
+    # the datasets 524288 B each, the first at 2048, the others past metadata
+    assert [(p["access_mode"], p["offsets"]["first"], p["offsets"]["per_rank"], p["offsets"]["stride"])
+            for p in m["phases"][:2]] == [("strided", 2048, 131072, None)] * 2
     meta = m["phases"][2:]
     assert [p["routine"] for p in meta] == ["MPI_File_write_at"] and not meta[0]["collective"]
     assert meta[0]["weight"] < 4096
     p = subprocess.run(IOMODEL + ["ior", str(path)], capture_output=True, text=True, check=True)
     lines = [line for line in p.stdout.splitlines() if line.startswith("mpirun")]
-    assert lines[0] == "mpirun -np 4 ior -a MPIIO -s 1 -b 655360 -t 131072 -c -w -o ./iomodel.h5_steps.1"
-    assert lines[1] == "mpirun -np 4 ior -a MPIIO -s 1 -b 655360 -t 131072 -c -w -r -o ./iomodel.h5_steps.2"
+    assert lines[0] == "mpirun -np 4 ior -a MPIIO -s 5 -b 131072 -t 131072 -c -w -o ./iomodel.h5_steps.1"
+    assert lines[1] == "mpirun -np 4 ior -a MPIIO -s 5 -b 131072 -t 131072 -c -w -r -o ./iomodel.h5_steps.2"
