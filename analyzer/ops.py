@@ -67,6 +67,9 @@ class RankOps:
                                # (analyzer/reread.py); None: opens unknown (Darshan)
     buffer_offset: np.ndarray = None  # int16: its buffer's address mod 4096, -1 unknown;
                                       # None: none known (Darshan, version-1 traces)
+    solo: np.ndarray = None    # bool: the open it went through was on a one-process
+                               # communicator (rank 0's own MPI_COMM_SELF open of a
+                               # shared file); None: unknown
     synced: np.ndarray = None  # bool: a write the rank then synced (fsync, fdatasync,
                                # MPI_File_sync on its file before its next data access); None: none
 
@@ -147,7 +150,7 @@ def _split_table(table):
         extent = {int(q): int(end[sel][p == q].max()) for q in np.unique(p)}
         single = {int(q): bool((comm_size[sel][p == q] == 1).all()) for q in np.unique(p)}
         ranks.append(RankOps(int(r), **{k: v[sel] for k, v in cols.items()},
-                             extent=extent, single=single))
+                             extent=extent, single=single, solo=comm_size[sel] == 1))
     return ranks, path.dictionary.to_pylist(), routine.dictionary.to_pylist()
 
 
@@ -170,7 +173,8 @@ def _join_ranks(ops):
     bufoff = np.concatenate([r.buffer_offset if r.buffer_offset is not None
                              else np.full(len(r), -1, np.int16) for r in ops.ranks]) if ops.ranks \
         else np.zeros(0, np.int16)
-    single = np.concatenate([np.array([r.single.get(int(q), False) for q in r.path], bool)
+    single = np.concatenate([r.solo if r.solo is not None else
+                             np.array([r.single.get(int(q), False) for q in r.path], bool)
                              for r in ops.ranks]) if ops.ranks else np.zeros(0, bool)
     return pa.table({
         "rank": pa.array(rank, pa.int32()),
@@ -299,6 +303,7 @@ def ops_from_trace(trace, name=None, command=None):
             q = pindex[o["path"]]
             single[q] = single.get(q, True) and o["comm_size"] == 1
         oid = l.open_idx[sel]
+        solo_of_open = np.array([o["comm_size"] == 1 for o in r.opens] + [False], bool)
         nonblocking = np.isfinite(l.t_complete[sel])
         t_end = np.where(nonblocking, l.t_complete[sel], r.t_end[sel])
         rid = l.routine[sel]
@@ -312,7 +317,7 @@ def ops_from_trace(trace, name=None, command=None):
             reread=reread_mask(oid, is_write[rid], resolved[sel] & (abs_off[sel] >= 0),
                                *_extents_of(sel, ext_ev, ext_off, ext_len)),
             buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None,
-            synced=_synced(l, sel, path_of_open, rindex, is_write[rid]))
+            synced=_synced(l, sel, path_of_open, rindex, is_write[rid]), solo=solo_of_open[oid])
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

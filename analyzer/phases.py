@@ -105,11 +105,18 @@ def natural_break(values, ratio):
     return (v[i], v[i + 1]) if r[i] >= ratio else None
 
 
+def _solo(r):
+    """Per operation: through an open on a one-process communicator."""
+    return r.solo if r.solo is not None else np.zeros(len(r), bool)
+
+
 def _joinable(r, group):
-    """Operation i could continue the burst of i - 1: same file, operation, routine."""
+    """Operation i could continue the burst of i - 1: same file, operation,
+    routine and kind of open (the rank's own, or the job's)."""
     out = np.zeros(len(r), bool)
+    solo = _solo(r)
     out[1:] = (group[1:] == group[:-1]) & (r.write[1:] == r.write[:-1]) & \
-        (r.routine[1:] == r.routine[:-1])
+        (r.routine[1:] == r.routine[:-1]) & (solo[1:] == solo[:-1])
     return out
 
 
@@ -158,7 +165,7 @@ def consensus(ops, groups_of_ranks, joins, splits):
     nroutines = len(ops.routines) + 1
     votes, flags, lens = [], [], []
     for r, g, join, split in zip(ops.ranks, groups_of_ranks, joins, splits):
-        key = (g.astype(np.int64) * 2 + r.write) * nroutines + r.routine
+        key = ((g.astype(np.int64) * 2 + r.write) * nroutines + r.routine) * 2 + _solo(r)
         order = np.argsort(key, kind="stable")
         ks = key[order]
         new = np.ones(len(r), bool)
@@ -196,7 +203,7 @@ BURST_DTYPES = {
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
-    "buffer_offset": np.int16, "synced": np.bool_,
+    "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -214,6 +221,7 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
     b = {
         "rank": np.full(len(starts), r.rank, np.int32), "group": group[starts].astype(np.int32),
         "write": r.write[starts], "routine": r.routine[starts], "collective": r.collective[starts],
+        "solo": _solo(r)[starts],
         "bytes": np.add.reduceat(size, starts), "t0": np.minimum.reduceat(r.t_start, starts),
         "t1": np.maximum.reduceat(r.t_end, starts),
         # time inside the burst's I/O calls (without the computation between them)
@@ -275,7 +283,7 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
             nested[int(k)] = levels
     b["mode"][(b["mode"] == 2) & b["in_order"] & b["known"]] = 1
     del b["contiguous"], b["in_order"]
-    key = (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
+    key = _burst_key(b, nroutines)
     order = np.argsort(key, kind="stable")
     ks = key[order]
     new = np.ones(len(key), bool)
@@ -380,6 +388,9 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     bursts["mixed"][list(mixed)] = True
     phases, order = _phases(ops, bursts, mixed, calls, nested)
     del bursts, calls
+    for ph in phases:
+        if groups[ph["file"]]["unique"]:
+            ph.pop("own_open", None)
     files = _files(groups, phases, extent, nprocs)
     model = {
         "format": FORMAT, "version": VERSION,
@@ -462,6 +473,7 @@ def _phases(ops, b, mixed, calls=None, nested=None):
         "first": lo(s("offset0")),
         "buf_lo": lo(s("buffer_offset")), "buf_hi": hi(s("buffer_offset")),
         "synced": lo(s("synced").astype(np.int8)) == 1,
+        "solo": lo(s("solo").astype(np.int8)) == 1,
     }
     fs, rep = s("first_size"), s("rep")
     agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
@@ -511,9 +523,13 @@ def _sort_in_place(b, order):
 
 
 def _burst_key(b, nroutines):
-    """A burst's key: its file group, operation and routine (step 3 joins the
-    k-th bursts of every rank with one key)."""
-    return (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
+    """A burst's key: its file group, operation, routine and kind of open
+    (step 3 joins the k-th bursts of every rank with one key).  A burst
+    through a rank's own one-process open of a shared file (HACC-IO's rank 0
+    reading the header before all read their arrays) is not the k-th burst of
+    the others' through the job's open."""
+    return ((b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]) * 2 \
+        + b["solo"]
 
 
 def _collective_calls(r, b, nroutines):
@@ -720,6 +736,8 @@ def _phase(ops, b, p, sel, c, g, mixed, nested):
     boff = c["buf_lo"][p] if c["buf_lo"][p] == c["buf_hi"][p] else int(b["buffer_offset"][sel[0]])
     if boff >= 0:
         phase["buffer_offset"] = int(boff)
+    if c["solo"][p]:
+        phase["own_open"] = True         # through opens of one process each (dropped for unique files)
     if phase["operation"] == "write" and c["synced"][p]:
         phase["synced"] = True           # every process synced the file after its writes
     return phase

@@ -124,6 +124,7 @@ SCHEMA = {
                     "done_early_s": _NUM,
                     "reread_bytes": _INT,
                     "synced": _BOOL,
+                    "own_open": _BOOL,
                     "buffer_offset": {"type": "integer", "minimum": 0, "maximum": 4095},
                     "bandwidth_Bps": _NULL_OR(_NUM),
                     "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),

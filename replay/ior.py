@@ -375,8 +375,9 @@ def _invocation(model, chunk, workdir, defeat):
                         f"{p['offsets']['piece']} B." if piece != p["offsets"]["piece"] else "."))
 
     # a phase of fewer processes than used the file (a header written by rank 0)
-    job_np = idle_openers_job(n, f.get("np"), shared, api, collective, piece, reread,
-                              "-e" in flags)
+    # (not when the phase's processes opened the file on their own, as rank 0 its header)
+    job_np = None if p.get("own_open") else \
+        idle_openers_job(n, f.get("np"), shared, api, collective, piece, reread, "-e" in flags)
     if job_np:
         notes.append(f"{f['np']} processes used the file and {n} move this phase's data: "
                      f"{f['np']} are launched, the first {n} take part (-N {n}); the builtin "
