@@ -5,8 +5,9 @@ Operations are handled a rank at a time and reduced to bursts (step 2), all
 with numpy; phases (step 3) are found over the bursts of all ranks.  The
 Python loops are over ranks, phases and distinct files, never operations.
 """
-import math
 import collections
+import dataclasses
+import math
 import re
 
 import numpy as np
@@ -22,6 +23,8 @@ COMM_BREAK_RATIO = 4        # a break between two groups of counts
 IDLE_BREAK_RATIO = 10
 MODES = ("sequential", "strided", "random")
 MAX_LEVELS = 4              # nested strides deeper than this are "in order, irregular"
+META_MAX_BYTES = 4096       # library metadata: operations this small at most ...
+META_RATIO = 8              # ... and this many times smaller than the data around them
 
 
 # ------------------------------------------------------------------- files
@@ -185,6 +188,52 @@ def consensus(ops, groups_of_ranks, joins, splits):
     return np.split(decided, np.cumsum([len(r) for r in ops.ranks])[:-1])
 
 
+# ---------------------------------------------------------------- metadata
+
+def metadata_ops(r, group):
+    """Per operation of a rank: is it an I/O library's own metadata between
+    its data (HDF5's object header read before each dataset's collective
+    read): at most META_MAX_BYTES and META_RATIO times smaller than both the
+    operations around it that are not that small, which are of one file,
+    operation and routine, other than its own, on its file.  Such operations
+    would split the data's pattern into one phase per dataset; apart, they
+    form small phases of their own."""
+    n = len(r)
+    if n < 3:
+        return None
+    small = r.bytes <= META_MAX_BYTES
+    if small.all() or not small.any():
+        return None
+    idx = np.arange(n)
+    prev = np.maximum.accumulate(np.where(~small, idx, -1))
+    nxt = np.minimum.accumulate(np.where(~small, idx, n)[::-1])[::-1]
+    ok = small & (prev >= 0) & (nxt < n)
+    p, q = np.clip(prev, 0, n - 1), np.clip(nxt, 0, n - 1)
+    key = (group.astype(np.int64) * 2 + r.write) * 65536 + r.routine
+    meta = ok & (key[p] == key[q]) & (key != key[p]) & (group == group[p]) & \
+        (r.bytes * META_RATIO <= np.minimum(r.bytes[p], r.bytes[q]))
+    return meta if meta.any() else None
+
+
+def _subset(r, idx):
+    """The rank's operations `idx` (in order) as a RankOps of their own."""
+    cut = {f.name: (v[idx] if isinstance(v, np.ndarray) else v)
+           for f in dataclasses.fields(r) for v in [getattr(r, f.name)]}
+    return type(r)(**cut)
+
+
+def _parts(r, group, clock):
+    """The rank's operations to cut into bursts, each part on its own: its
+    data, and apart its library metadata (metadata_ops; from a trace, whose
+    logical clock says what happened between): [(RankOps, is metadata, the
+    parts' operations' indices in r or None for all)]."""
+    meta = metadata_ops(r, group) if clock else None
+    if meta is None:
+        return [(r, False, None)]
+    data, lib = np.flatnonzero(~meta), np.flatnonzero(meta)
+    return [(_subset(r, data), False, data), (_subset(r, lib), True, lib)]
+
+
 # ------------------------------------------------------------------ bursts
 
 def _all(flags, starts):
@@ -203,12 +252,12 @@ BURST_DTYPES = {
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
-    "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_,
+    "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_, "meta": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
 
-def rank_bursts(r, group, same, gap, clock, nroutines):
+def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
     """Step 2 on one rank: its bursts as arrays (BURST_FIELDS), and the
     request sizes of its bursts of several sizes ({index: tuple}).  `key` is
     (file group, operation, routine) and `k` the burst's place among the
@@ -221,7 +270,7 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
     b = {
         "rank": np.full(len(starts), r.rank, np.int32), "group": group[starts].astype(np.int32),
         "write": r.write[starts], "routine": r.routine[starts], "collective": r.collective[starts],
-        "solo": _solo(r)[starts],
+        "solo": _solo(r)[starts], "meta": np.full(len(starts), meta),
         "bytes": np.add.reduceat(size, starts), "t0": np.minimum.reduceat(r.t_start, starts),
         "t1": np.maximum.reduceat(r.t_end, starts),
         # time inside the burst's I/O calls (without the computation between them)
@@ -298,6 +347,24 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
     return b, mixed, nested
 
 
+def _in_rank_order(cut):
+    """The bursts of a rank's parts (_parts) as one set, in the order of their
+    first operations: [(bursts, mixed, nested, first op)] -> (bursts, mixed, nested)."""
+    if len(cut) == 1:
+        return cut[0][:3]
+    order = np.argsort(np.concatenate([c[3] for c in cut]), kind="stable")
+    where = np.empty(len(order), np.int64)
+    where[order] = np.arange(len(order))
+    b, mixed, nested, base = {}, {}, {}, 0
+    for f in BURST_FIELDS:
+        b[f] = np.concatenate([c[0][f] for c in cut])[order]
+    for bc, m, nst, first in cut:
+        mixed.update({int(where[base + k]): v for k, v in m.items()})
+        nested.update({int(where[base + k]): v for k, v in nst.items()})
+        base += len(first)
+    return b, mixed, nested
+
+
 def stride_levels(o):
     """The nested strides of increasing offsets `o` (a repetition's first
     operations), outermost first: [[count, stride], ...], each level `count`
@@ -350,8 +417,9 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     # pass 1: the distinct gaps of joinable pairs, for the threshold
     values = set()
     for r in ops.ranks:
-        _, j, gap = prepare(r)
-        values.update(np.unique(gap[j]).tolist())
+        for part, _, _ in _parts(r, of_path[r.path], clock):
+            _, j, gap = prepare(part)
+            values.update(np.unique(gap[j]).tolist())
     threshold, rule = choose_threshold(np.array(sorted(values)), clock, max_comm_gap, max_idle_s)
     votes = None
     if not clock and ops.ranks:   # idle time: the processes vote (small inputs: Darshan logs)
@@ -367,10 +435,16 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     for i in range(len(ops.ranks)):
         r = ops.ranks[i]
         if len(r):
-            g, j, gap = prepare(r)
-            split = votes[i] if votes is not None else gap > threshold
-            b, m, nst = rank_bursts(r, g, j & ~split, gap, clock, len(ops.routines))
-            calls = _merge_calls(calls, _collective_calls(r, b, len(ops.routines)))
+            cut = []
+            for part, meta, idx in _parts(r, of_path[r.path], clock):
+                g, j, gap = prepare(part)
+                split = votes[i] if votes is not None else gap > threshold
+                same = j & ~split
+                b, m, nst = rank_bursts(part, g, same, gap, clock, len(ops.routines), meta)
+                calls = _merge_calls(calls, _collective_calls(part, b, len(ops.routines)))
+                first = np.flatnonzero(~same)
+                cut.append((b, m, nst, idx[first] if idx is not None else first))
+            b, m, nst = _in_rank_order(cut)
             n = len(b["rank"])
             for f in BURST_FIELDS:
                 bursts[f][base:base + n] = b[f]
@@ -474,6 +548,7 @@ def _phases(ops, b, mixed, calls=None, nested=None):
         "buf_lo": lo(s("buffer_offset")), "buf_hi": hi(s("buffer_offset")),
         "synced": lo(s("synced").astype(np.int8)) == 1,
         "solo": lo(s("solo").astype(np.int8)) == 1,
+        "meta": lo(s("meta").astype(np.int8)) == 1,
     }
     fs, rep = s("first_size"), s("rep")
     agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
@@ -524,12 +599,13 @@ def _sort_in_place(b, order):
 
 def _burst_key(b, nroutines):
     """A burst's key: its file group, operation, routine and kind of open
-    (step 3 joins the k-th bursts of every rank with one key).  A burst
+    and whether it is library metadata (step 3 joins the k-th bursts of
+    every rank with one key).  A burst
     through a rank's own one-process open of a shared file (HACC-IO's rank 0
     reading the header before all read their arrays) is not the k-th burst of
     the others' through the job's open."""
-    return ((b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]) * 2 \
-        + b["solo"]
+    return (((b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]) * 2
+            + b["solo"]) * 2 + b["meta"]
 
 
 def _collective_calls(r, b, nroutines):
@@ -736,6 +812,8 @@ def _phase(ops, b, p, sel, c, g, mixed, nested):
     boff = c["buf_lo"][p] if c["buf_lo"][p] == c["buf_hi"][p] else int(b["buffer_offset"][sel[0]])
     if boff >= 0:
         phase["buffer_offset"] = int(boff)
+    if c["meta"][p]:
+        phase["metadata"] = True         # a library's own, between its data (metadata_ops)
     if c["solo"][p]:
         phase["own_open"] = True         # through opens of one process each (dropped for unique files)
     if phase["operation"] == "write" and c["synced"][p]:

@@ -90,7 +90,8 @@ def phase_rows(model):
             "weight(IdPh)": f"{p['rep']} * {p['np']} * {human(p['rs'])}" if "rs_groups" not in p
             else human(p["weight"]),
             # reread: read back through the open its writes used (docs/model-format.md)
-            "access": f"{p['access_mode']}, {f['access_type']}" + (", reread" if rereads(p) else ""),
+            "access": f"{p['access_mode']}, {f['access_type']}" + (", reread" if rereads(p) else "")
+            + (", metadata" if p.get("metadata") else ""),
         })
     return rows
 

@@ -125,6 +125,7 @@ SCHEMA = {
                     "reread_bytes": _INT,
                     "synced": _BOOL,
                     "own_open": _BOOL,
+                    "metadata": _BOOL,
                     "buffer_offset": {"type": "integer", "minimum": 0, "maximum": 4095},
                     "bandwidth_Bps": _NULL_OR(_NUM),
                     "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),

@@ -44,3 +44,29 @@ def test_hdf5_collective_dumps_stay_collective(library_build_dir, tmp_path):
     lines = [line for line in p.stdout.splitlines() if line.startswith("mpirun")]
     assert lines[0] == "mpirun -np 4 ior -a MPIIO -s 5 -b 131072 -t 131072 -c -w -o ./iomodel.h5_steps.1"
     assert lines[1] == "mpirun -np 4 ior -a MPIIO -s 5 -b 131072 -t 131072 -c -w -r -o ./iomodel.h5_steps.2"
+
+
+def test_hdf5_metadata_between_datasets_does_not_split_them(library_build_dir, tmp_path):
+    """h5_steps with "reopen" (a restart): the file is closed after the five
+    dumps and opened again to read them back. Before each dataset's
+    collective read, HDF5 reads that dataset's object header (its speculative
+    512-byte read, H5O's first read of a header), independently on every
+    process: 512 B between reads of 131072 B. These are the library's
+    metadata (at most 4096 B and 8 times smaller than the data around them:
+    docs/commands/analyze.md): they form a phase of their own, and the five
+    collective reads stay one phase of rep 5 instead of five phases of rep 1.
+    The first dataset's header comes with the file's first reads at open."""
+    m, _ = trace_and_model(library_build_dir, tmp_path, "h5_steps", 4, 256, 5, "reopen")
+    ph = m["phases"]
+    data = [(p["routine"], p["np"], p["rs"], p["rep"], p["weight"], p.get("metadata"))
+            for p in ph if p["rs"] == 131072]
+    assert data == [("MPI_File_write_at_all", 4, 131072, 5, 5 * 4 * 131072, None),
+                    ("MPI_File_read_at_all", 4, 131072, 5, 5 * 4 * 131072, None)]
+    meta = [p for p in ph if p.get("metadata")]
+    assert [(p["routine"], p["np"], p["request_sizes"], p["rep"], p["collective"]) for p in meta] == \
+        [("MPI_File_read_at", 4, [512], 4, False)]
+    # the rest: the library's writes at close and reads at open, not between data
+    rest = [p for p in ph if p["rs"] != 131072 and not p.get("metadata")]
+    assert [p["routine"] for p in rest] == ["MPI_File_write_at", "MPI_File_read_at"]
+    assert all(s <= 4096 for p in rest for s in p["request_sizes"])
+    assert len(ph) == 5

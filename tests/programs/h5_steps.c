@@ -2,9 +2,10 @@
  * of STEPS dumps is one dataset of an N x N grid of doubles in one shared
  * file, the rows split in blocks over the ranks, written collectively
  * (H5FD_MPIO_COLLECTIVE); after the last dump every dataset is read back the
- * same way, and checked.
+ * same way, and checked; with "reopen", through the file closed and opened
+ * again (a restart), when the library reads its metadata back.
  *
- * usage: h5_steps OUTDIR [N [STEPS]]          (defaults: 256 5; N % nprocs == 0)
+ * usage: h5_steps OUTDIR [N [STEPS [reopen]]]   (defaults: 256 5; N % nprocs == 0)
  *
  * File OUTDIR/steps.h5, contiguous datasets /step0 ... /step<STEPS-1>; rank r
  * writes rows r*N/P .. (r+1)*N/P - 1 of each: N*N*8/P bytes a rank a dump,
@@ -14,6 +15,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -27,6 +29,7 @@ int main(int argc, char **argv)
     }
     hsize_t n = argc > 2 ? (hsize_t)atol(argv[2]) : 256;
     int steps = argc > 3 ? atoi(argv[3]) : 5;
+    int reopen = argc > 4 && !strcmp(argv[4], "reopen");
     if (n % (hsize_t)size) {
         if (rank == 0) fprintf(stderr, "h5_steps: N must be a multiple of the number of ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -53,6 +56,11 @@ int main(int argc, char **argv)
         H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, space, dxpl, buf);
         H5Dclose(dset);
         H5Sclose(space);
+    }
+    if (reopen) {             /* a restart: the file closed, then opened again */
+        H5Fclose(file);
+        MPI_Barrier(MPI_COMM_WORLD);
+        file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     }
     for (int s = 0; s < steps; s++) {
         snprintf(name, sizeof name, "step%d", s);
