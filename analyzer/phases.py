@@ -321,17 +321,19 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
         b["const_stride"][k] = len(dd) == 0 or bool((dd == dd[0]).all())
         b["stride"][k] = int(dd[0]) if len(dd) else 0
         b["contiguous"][k] = bool((np.diff(o) == size[starts[k]: starts[k] + length[k] - 1]).all())
-    # in order: each operation starts at or past the end of the one before
-    b["in_order"] = _all(~same | (d >= prev), starts)
+    # in order: no operation starts before the one before it (it may go over
+    # a range again: HDF5 fills a chunk, then writes its data)
+    in_order = _all(~same | (d >= 0), starts)
     b["mode"] = modes(b)
+    irregular = (b["mode"] == 2) & b["known"] & in_order
     nested = {}
-    for k in np.flatnonzero((b["mode"] == 2) & b["in_order"] & b["known"]):   # few, long: a loop
+    for k in np.flatnonzero(irregular):      # few, long: a loop
         o = off[starts[k]: starts[k] + length[k]: iop[k]]
         levels = stride_levels(o)
         if levels:
             nested[int(k)] = levels
-    b["mode"][(b["mode"] == 2) & b["in_order"] & b["known"]] = 1
-    del b["contiguous"], b["in_order"]
+    b["mode"][irregular] = 1
+    del b["contiguous"]
     key = _burst_key(b, nroutines)
     order = np.argsort(key, kind="stable")
     ks = key[order]
