@@ -115,11 +115,13 @@ def _solo(r):
 
 def _joinable(r, group):
     """Operation i could continue the burst of i - 1: same file, operation,
-    routine and kind of open (the rank's own, or the job's)."""
+    routine, collectivity (what a Darshan log's counters tell in place of the
+    routine) and kind of open (the rank's own, or the job's)."""
     out = np.zeros(len(r), bool)
     solo = _solo(r)
     out[1:] = (group[1:] == group[:-1]) & (r.write[1:] == r.write[:-1]) & \
-        (r.routine[1:] == r.routine[:-1]) & (solo[1:] == solo[:-1])
+        (r.routine[1:] == r.routine[:-1]) & (solo[1:] == solo[:-1]) & \
+        (r.collective[1:] == r.collective[:-1])
     return out
 
 
@@ -168,7 +170,8 @@ def consensus(ops, groups_of_ranks, joins, splits):
     nroutines = len(ops.routines) + 1
     votes, flags, lens = [], [], []
     for r, g, join, split in zip(ops.ranks, groups_of_ranks, joins, splits):
-        key = ((g.astype(np.int64) * 2 + r.write) * nroutines + r.routine) * 2 + _solo(r)
+        key = (((g.astype(np.int64) * 2 + r.write) * nroutines + r.routine) * 2 + _solo(r)) * 3 \
+            + r.collective + 1
         order = np.argsort(key, kind="stable")
         ks = key[order]
         new = np.ones(len(r), bool)
@@ -600,14 +603,14 @@ def _sort_in_place(b, order):
 
 
 def _burst_key(b, nroutines):
-    """A burst's key: its file group, operation, routine and kind of open
-    and whether it is library metadata (step 3 joins the k-th bursts of
+    """A burst's key: its file group, operation, routine, collectivity, kind
+    of open and whether it is library metadata (step 3 joins the k-th bursts of
     every rank with one key).  A burst
     through a rank's own one-process open of a shared file (HACC-IO's rank 0
     reading the header before all read their arrays) is not the k-th burst of
     the others' through the job's open."""
-    return (((b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]) * 2
-            + b["solo"]) * 2 + b["meta"]
+    return ((((b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]) * 2
+             + b["solo"]) * 2 + b["meta"]) * 3 + b["collective"] + 1
 
 
 def _collective_calls(r, b, nroutines):
@@ -795,7 +798,7 @@ def _phase(ops, b, p, sel, c, g, mixed, nested):
     clock = c["lc0"][p] >= 0
     phase.update({
         "rep": int(rep), "weight": int(weight),
-        "access_mode": MODES[c["mode"][p]] if known else "sequential",
+        "access_mode": MODES[c["mode"][p]] if known else "unknown",
         "offsets": offsets,
         "logical_time": {"first": c["lc0"][p] if clock else None,
                          "comm_between": c["comm_between"][p] if clock else None},

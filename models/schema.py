@@ -19,7 +19,7 @@ _NUM = {"type": "number", "minimum": 0}
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
 _NULL_OR = lambda s: {"anyOf": [s, {"type": "null"}]}  # noqa: E731
-_MODE = {"enum": ["strided", "sequential", "random"]}
+_MODE = {"enum": ["strided", "sequential", "random", "unknown"]}
 _RANGES = {"type": "string", "pattern": "ranks"}
 
 SCHEMA = {

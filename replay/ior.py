@@ -195,7 +195,8 @@ def _layout_notes(model, chunk, shared, notes):
     n, rs, rep, mode = p["np"], p["rs"], p["rep"], p["access_mode"]
     if off.get("contiguous") is None and off.get("first") is None:
         notes.append("The file offsets are unknown (the source does not give them): IOR's "
-                     f"layout for {mode} access was assumed.")
+                     + ("sequential layout (one block of rep * rs a process and phase)"
+                        if mode == "unknown" else f"layout for {mode} access") + " was assumed.")
         return
     if off.get("first") not in (None, 0):
         notes.append(f"The phase starts at byte {off['first']} of the file; IOR starts at byte 0.")
