@@ -78,7 +78,7 @@ def file_groups(ops):
                 ranks, ones = seen.get(p, (set(), True))
                 seen[p] = (ranks | {r.rank}, ones and single)
     groups, gid = [], {}
-    of_path = np.zeros(max(len(ops.paths), 1), np.int64)
+    of_path = np.full(max(len(ops.paths), 1), -1, np.int64)   # -1: no data accessed
     unique_names = unique_group_names([(ops.paths[i], min(ranks)) for i, (ranks, ones) in seen.items()
                                        if ones and len(ranks) == 1])
     for i in sorted(seen, key=lambda i: ops.paths[i]):
@@ -432,6 +432,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
         votes = consensus(ops, [x[0] for x in prep], [x[1] for x in prep],
                           [x[2] > threshold for x in prep])
         del prep
+    lower = _lower_layer(ops, of_path)
     # pass 2: bursts, a rank at a time, into arrays sized for the worst case
     # (one burst an operation): pages never written are never resident
     total = len(ops)
@@ -465,7 +466,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     bursts = {f: a[:base] for f, a in bursts.items()}
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls, nested)
+    phases, order = _phases(ops, bursts, mixed, calls, nested, lower)
     del bursts, calls
     for ph in phases:
         if groups[ph["file"]]["unique"]:
@@ -497,7 +498,48 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     return validate(model)
 
 
-def _phases(ops, b, mixed, calls=None, nested=None):
+def _lower_layer(ops, of_path):
+    """What MPI-IO read and wrote underneath the ranks' calls, on the files
+    of the model (IOMODEL_UNDER_MPI=1): {(file group, write): columns rank,
+    t_start, t_end, bytes sorted by t_start}; {} when the trace has none."""
+    parts = [(r.rank, r.lower) for r in ops.ranks if r is not None and r.lower is not None]
+    if not parts:
+        return {}
+    col = {k: np.concatenate([lw[k] for _, lw in parts]) for k in ("path", "write", "t_start", "t_end",
+                                                                  "bytes")}
+    col["rank"] = np.concatenate([np.full(len(lw["path"]), rk) for rk, lw in parts])
+    group = of_path[col["path"]]
+    out = {}
+    for g, w in set(zip(group.tolist(), col["write"].tolist())):
+        if g < 0:
+            continue
+        sel = np.flatnonzero((group == g) & (col["write"] == w))
+        sel = sel[np.argsort(col["t_start"][sel], kind="stable")]
+        out[(g, w)] = {k: col[k][sel] for k in ("rank", "t_start", "t_end", "bytes")}
+    return out
+
+
+def _aggregators(lower, phase, ranks, busy):
+    """A collective phase's aggregators: the processes that read or wrote its
+    file underneath its calls, during the phase; with the bytes they moved
+    there and the mean time an aggregator and another process spent in the
+    phase's calls.  None without the lower layer."""
+    lw = lower.get((phase["file"], phase["operation"] == "write"))
+    if lw is None:
+        return None
+    lo = np.searchsorted(lw["t_start"], phase["start_s"], side="left")
+    hi = np.searchsorted(lw["t_start"], phase["end_s"], side="right")
+    inside = np.arange(lo, hi)
+    inside = inside[lw["t_end"][inside] <= phase["end_s"]]
+    agg = np.unique(lw["rank"][inside])
+    is_agg = np.isin(ranks, agg)
+    out = {"ranks": format_ranks(agg) if len(agg) else "", "bytes": int(lw["bytes"][inside].sum()),
+           "time_s": float(busy[is_agg].mean()) if is_agg.any() else None,
+           "others_time_s": float(busy[~is_agg].mean()) if (~is_agg).any() else None}
+    return out
+
+
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
@@ -573,13 +615,13 @@ def _phases(ops, b, mixed, calls=None, nested=None):
     agg["stride_hi"] = hi(np.where(multi, stride, -big))
     agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
     del d, inside, stride, multi, off0
-    agg["busy"], agg["early"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
+    agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
     groups = {g: b[g][head].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
     out = []
     for p in range(nph):
         sel = np.arange(head[p], head[p] + count[p])
-        out.append(_phase(ops, b, p, sel, cols, groups, mixed, nested))
+        out.append(_phase(ops, b, p, sel, cols, groups, mixed, nested, lower or {}))
     # number the phases: in the order every process met them, then by first start
     position = _phase_order(out, edges)
     for i, p in enumerate(out):
@@ -688,7 +730,7 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     entry does not tell, and counts 0."""
     busy = agg["busy"]
     if calls is None:
-        return busy, np.full(len(busy), np.nan)
+        return busy, np.full(len(busy), np.nan), np.full(len(busy), np.nan)
     ck = calls["key"] * kmul + calls["k"]
     p = np.searchsorted(phase_keys, ck)
     found = p < len(phase_keys)
@@ -698,9 +740,13 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     alone = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
     ncalls = np.bincount(p[found], minlength=len(phase_keys))
     early = np.bincount(p[found], weights=alone[found], minlength=len(phase_keys))
+    # arrival skew: from the first process's entry to the last's, summed over the calls
+    skew = np.bincount(p[found], weights=np.maximum(calls["t0"] - calls["t0_first"], 0.0)[found],
+                       minlength=len(phase_keys))
     nops = s("rep").astype(np.int64) * s("iop")
     same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
-    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), early, np.nan)
+    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), early, np.nan), \
+        np.where(same & (ncalls > 0), skew, np.nan)
 
 
 def _busy_after_entry(s, hi, phase_sorted):
@@ -744,7 +790,7 @@ def _phase_order(phases, edges):
     return {i: pos for pos, i in enumerate(seq)}
 
 
-def _phase(ops, b, p, sel, c, g, mixed, nested):
+def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
     """One phase's entry from its aggregates `c` (lists by phase) and, when
     its processes differ, from its bursts `sel`."""
     npr = c["count"][p]
@@ -810,6 +856,14 @@ def _phase(ops, b, p, sel, c, g, mixed, nested):
     })
     if phase["collective"] and npr > 1 and math.isfinite(c["early"][p]) and c["early"][p] > 0:
         phase["done_early_s"] = float(c["early"][p])
+    if phase["collective"] and npr > 1 and math.isfinite(c["skew"][p]):
+        phase["arrival_skew_s"] = float(c["skew"][p])
+    # the longest a process computed between the phase's operations
+    phase["compute_s"] = float(np.max(b["t1"][sel] - b["t0"][sel] - b["busy"][sel])) if len(sel) else 0.0
+    if phase["collective"] and lower:
+        agg = _aggregators(lower, phase, b["rank"][sel], b["busy"][sel])
+        if agg is not None:
+            phase["aggregators"] = agg
     if phase["operation"] == "read" and ops.has_reread:
         phase["reread_bytes"] = int(c["reread"][p])
     # where its buffers sat: one offset for all, or else the lowest rank's (its request

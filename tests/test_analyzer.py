@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import IOMODEL, PROGRAMS, rank_events
+from conftest import BOTH_MPIS, IOMODEL, PROGRAMS, rank_events
 from iomodel.analyzer.trace import Trace
 
 sys.path.insert(0, str(PROGRAMS))
@@ -25,7 +25,8 @@ import expected_models as em  # noqa: E402
 
 CASES = em.cases()
 ABSENT = "<absent>"
-TIMING = {"start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s"}
+TIMING = {"start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s", "arrival_skew_s", "compute_s",
+          "done_early_s"}
 
 
 def analyze(run, out):
@@ -190,6 +191,16 @@ def test_phase_io_time_leaves_out_the_waits_for_a_late_process(traced, tmp_path)
     # no process did any of the phase before the last came in
     assert sum(e["t_end"] - e["t_start"] for e in mine[0]) >= 1.0
     assert "done_early_s" not in p
+    # how late the processes came: per call, from the first entry to the last (rank 1's),
+    # summed; and the longest a process computed inside the phase (rank 1's second sleep)
+    calls = list(zip(*mine.values()))
+    assert p["arrival_skew_s"] == pytest.approx(
+        sum(max(e["t_start"] for e in c) - min(e["t_start"] for e in c) for c in calls), rel=1e-9)
+    assert p["arrival_skew_s"] >= 1.0
+    assert p["compute_s"] == pytest.approx(max(
+        v[-1]["t_end"] - v[0]["t_start"] - sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values()),
+        rel=1e-9)
+    assert p["compute_s"] >= 0.5
 
 
 def test_a_collective_phase_done_early_by_the_first_process_in(traced, tmp_path):
@@ -359,3 +370,23 @@ def test_a_ranks_own_open_is_a_phase_of_its_own(traced, tmp_path):
     from iomodel.replay.ior import ior_invocations
     header = ior_invocations(model)[0]
     assert (header.phase_ids, header.np, header.launch_np) == ([1], 1, 1)
+
+
+@BOTH_MPIS
+def test_collective_aggregators_from_the_layer_under_mpi_io(traced, tmp_path, mpi):
+    """btio_like 16^3 points of 40 B, 3 steps, 4 ranks, traced with
+    IOMODEL_UNDER_MPI=1: each step's collective write moves 40960 B a rank,
+    and the MPI-IO library's two-phase I/O has one aggregator on one node
+    (ROMIO's cb_nodes and OMPIO's default both give one a node): rank 0 writes
+    the whole step underneath, 16^3 * 40 = 163840 B, and reads the three steps
+    back, 491520 B.  The other processes write nothing to the file."""
+    run = traced("btio_like", 4, 16, 16, 16, 3, env={"IOMODEL_UNDER_MPI": "1"}, posix=True)
+    m = analyze(run, tmp_path / "model.json")
+    got = [(p["operation"], p["np"], p["weight"], p["aggregators"]["ranks"], p["aggregators"]["bytes"])
+           for p in m["phases"]]
+    assert got == [("write", 4, 163840, "0", 163840)] * 3 + [("read", 4, 491520, "0", 491520)]
+    for p in m["phases"]:
+        assert p["aggregators"]["time_s"] > 0 and p["aggregators"]["others_time_s"] > 0
+    # without the layer under MPI-IO the model cannot tell
+    plain = analyze(traced("btio_like", 4, 16, 16, 16, 3), tmp_path / "plain.json")
+    assert not any("aggregators" in p for p in plain["phases"])
