@@ -438,9 +438,11 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     total = len(ops)
     bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
     mixed, nested, base, calls = {}, {}, 0, None
+    in_calls = []                # per rank: its time inside its data calls
     for i in range(len(ops.ranks)):
         r = ops.ranks[i]
         if len(r):
+            in_calls.append(float(np.maximum(r.t_end - r.t_start, 0.0).sum()))
             cut = []
             for part, meta, idx in _parts(r, of_path[r.path], clock):
                 g, j, gap = prepare(part)
@@ -474,7 +476,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     files = _files(groups, phases, extent, nprocs)
     model = {
         "format": FORMAT, "version": VERSION,
-        "application": _application(ops, phases, features),
+        "application": _application(ops, phases, features, in_calls),
         "source": dict(ops.source),
         "analysis": {
             "max_comm_gap": threshold if clock else None,
@@ -924,7 +926,7 @@ def _files(groups, phases, extent, nprocs):
     return files
 
 
-def _application(ops, phases, features):
+def _application(ops, phases, features, in_calls=()):
     spans = sorted((p["start_s"], p["end_s"]) for p in phases)
     io_time, cur = 0.0, None
     for s, e in spans:  # union of the phases' intervals
@@ -940,4 +942,7 @@ def _application(ops, phases, features):
         "name": ops.name, "command": list(ops.command), "np": int(ops.np),
         "hosts": dict(ops.hosts), "run_time_s": ops.run_time_s,
         "io_time_s": io_time if phases else 0.0, "features": features,
+        # as an application's own timers count it: each process's time in its I/O calls
+        "process_io_time_s": {"max": max(in_calls), "mean": sum(in_calls) / len(in_calls)}
+        if in_calls and all(map(math.isfinite, in_calls)) else None,
     }

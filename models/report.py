@@ -104,6 +104,9 @@ def text(model):
            f"command       {' '.join(app['command'])}"]
     times = [f"{label}{app[k]:.6f} s" for label, k in (("", "run_time_s"), ("I/O ", "io_time_s"))
              if app.get(k) is not None]
+    pio = app.get("process_io_time_s")
+    if pio:       # what the application's own timers would say, beside the phases' span
+        times.append(f"in I/O calls {pio['max']:.6f} s (slowest process), {pio['mean']:.6f} s (mean)")
     if times:
         out.append(f"run time      {', '.join(times)}")
     out.append(f"metadata      {metadata_sentence(model)}")

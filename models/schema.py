@@ -39,6 +39,8 @@ SCHEMA = {
                 "hosts": {"type": "object", "values": _POS},
                 "run_time_s": _NULL_OR(_NUM),
                 "io_time_s": _NULL_OR(_NUM),
+                "process_io_time_s": _NULL_OR({"type": "object", "required": ["max", "mean"],
+                                               "properties": {"max": _NUM, "mean": _NUM}}),
                 "features": {
                     "type": "object",
                     "required": ["explicit_offsets", "individual_pointers", "shared_pointers",

@@ -133,6 +133,7 @@ def without_timing(model):
             p.pop(k, None)
     m["application"].pop("run_time_s")
     m["application"].pop("io_time_s")
+    m["application"].pop("process_io_time_s", None)
     m["source"].pop("path", None)
     return m
 
@@ -201,6 +202,11 @@ def test_phase_io_time_leaves_out_the_waits_for_a_late_process(traced, tmp_path)
         v[-1]["t_end"] - v[0]["t_start"] - sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values()),
         rel=1e-9)
     assert p["compute_s"] >= 0.5
+    # the application's own measure: each process's time in its calls (rank 0 waits ~1 s in them)
+    per = [sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values()]
+    assert m["application"]["process_io_time_s"] == pytest.approx({"max": max(per), "mean": sum(per) / 4},
+                                                                  rel=1e-9)
+    assert m["application"]["process_io_time_s"]["max"] >= 1.0
 
 
 def test_a_collective_phase_done_early_by_the_first_process_in(traced, tmp_path):
