@@ -466,6 +466,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     if consume:
         _release_freed_memory()
     bursts = {f: a[:base] for f, a in bursts.items()}
+    if clock:
+        align_by_clock(bursts, len(ops.routines))
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
     phases, order = _phases(ops, bursts, mixed, calls, nested, lower)
@@ -498,6 +500,64 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
             ph["interface"] = ph["interface"] or ("MPI-IO" if model["source"]["module"] == "DXT_MPIIO"
                                                   else "POSIX")
     return validate(model)
+
+
+MAX_ALIGN_CELLS = 4_000_000     # bursts x bursts of one key beyond which the k-th pairing stays
+
+
+def align_by_clock(b, nroutines):
+    """Step 3's pairing where the processes have different numbers of bursts
+    of a key: each process's bursts are put at the places of the bursts of
+    the process with the most (the lowest rank of those) whose logical clock
+    they are nearest to, in order (the least total distance), rather than at
+    their own k-th place.  Rank 0 reading a header through the job's open, the
+    communication that hands it out, then every process reading its arrays:
+    rank 0's second burst and the others' first are one phase.  In place, on
+    the bursts `b` (in rank order)."""
+    if not len(b["rank"]):
+        return
+    key = _burst_key(b, nroutines)
+    width = int(b["rank"].max()) + 1
+    kr = key * width + b["rank"]
+    uk, counts = np.unique(kr, return_counts=True)
+    keys = uk // width
+    lo = np.minimum.reduceat(counts, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]))
+    hi = np.maximum.reduceat(counts, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]))
+    uneven = np.unique(keys)[lo != hi]
+    for k in uneven.tolist():
+        sel = np.flatnonzero(key == k)
+        if (b["collective"][sel] == 1).any():   # all the communicator's processes make those
+            continue
+        ranks = b["rank"][sel]
+        per = {int(r): sel[ranks == r] for r in np.unique(ranks)}    # each in k order (rank order kept)
+        ref = max(per, key=lambda r: (len(per[r]), -r))
+        ref_lc = b["lc0"][per[ref]].astype(float)
+        for r, mine in per.items():
+            if len(mine) == len(ref_lc) or len(mine) * len(ref_lc) > MAX_ALIGN_CELLS:
+                continue
+            b["k"][mine] = _nearest_in_order(b["lc0"][mine].astype(float), ref_lc)
+
+
+def _nearest_in_order(x, ref):
+    """Increasing places in `ref` for the values `x` (len(x) <= len(ref)) with
+    the least sum of |x_i - ref[place_i]| (dynamic programming, a row of
+    numpy at a time)."""
+    m, n = len(x), len(ref)
+    idx = np.arange(n)
+    best = np.abs(x[0] - ref)
+    came = np.zeros((m, n), np.int64)
+    for i in range(1, m):
+        run = np.minimum.accumulate(best)                      # best over places 0..j
+        at = np.maximum.accumulate(np.where(best == run, idx, 0))   # ... and where
+        before = np.full(n, np.inf)
+        before[1:] = run[:-1]                                  # a place left of j
+        came[i, 1:] = at[:-1]
+        best = before + np.abs(x[i] - ref)
+    places = np.empty(m, np.int64)
+    places[-1] = int(np.argmin(best))
+    for i in range(m - 1, 0, -1):
+        places[i - 1] = came[i, places[i]]
+    return places
 
 
 def _lower_layer(ops, of_path):

@@ -352,30 +352,37 @@ def test_unique_group_names(files, want):
     assert set(unique_group_names(files).values()) == want
 
 
-def test_a_ranks_own_open_is_a_phase_of_its_own(traced, tmp_path):
+@pytest.mark.parametrize("mode", ["own-open", "job-open"])
+def test_a_ranks_header_is_a_phase_of_its_own(traced, tmp_path, mode):
     """hacc_like at 4 ranks, 1000 particles each (GenericIO's order): rank 0
     writes the 65536-byte header through its own MPI_COMM_SELF open, then all
     write their 9 variables through the job's open; the restart reads them the
     same way.  Rank 0's header is not paired with the other ranks' arrays (it
     is their k-th MPI_File_read_at burst too): four phases, the header's of np 1.
+    job-open: rank 0 writes and reads the header through the job's open, then
+    hands out 10 parameters (MPI_Bcast) before all move their arrays: the
+    logical clock pairs rank 0's arrays with the others' (step 3), not its
+    header.
     Variable v of rank r: at 65536 + 4*1000*(bytes of the variables before v)
     + r*1000*size(v), sizes 4 (7 floats), 8 (pid), 2 (mask): 38000 B a rank."""
-    r = traced("hacc_like", 4)
+    r = traced("hacc_like", 4, *([1000, "job-open"] if mode == "job-open" else []))
     m = tmp_path / "m.json"
     assert subprocess.run(IOMODEL + ["analyze", str(r.trace_dir), "-o", str(m), "-q"]).returncode == 0
     model = json.loads(m.read_text())
     sizes = [4000] * 7 + [8000, 2000]
     got = [(p["operation"], p["ranks"], p["request_sizes"], p["rep"], p["weight"], p["offsets"]["first"],
             p["offsets"]["per_rank"], p.get("own_open")) for p in model["phases"]]
-    assert got == [("write", "0", [65536], 1, 65536, 0, None, True),
+    own = True if mode == "own-open" else None
+    assert got == [("write", "0", [65536], 1, 65536, 0, None, own),
                    ("write", "0-3", sizes, 1, 4 * 38000, 65536, 4000, None),
-                   ("read", "0", [65536], 1, 65536, 0, None, True),
+                   ("read", "0", [65536], 1, 65536, 0, None, own),
                    ("read", "0-3", sizes, 1, 4 * 38000, 65536, 4000, None)]
     assert model["files"][0]["access_type"] == "shared" and model["files"][0]["np"] == 4
     # the header's replay launches rank 0 alone: nobody else had it open
     from iomodel.replay.ior import ior_invocations
     header = ior_invocations(model)[0]
-    assert (header.phase_ids, header.np, header.launch_np) == ([1], 1, 1)
+    # through the job's open, the others had it open too (and are launched to)
+    assert (header.phase_ids, header.np, header.launch_np) == ([1], 1, 1 if own else 4)
 
 
 @BOTH_MPIS
