@@ -18,10 +18,17 @@ is Darshan's time zero, taken in MPI_Init).  Each segment becomes one row:
   length.  Otherwise it stays -1 (unknown) and `source.unavailable` says how many.
 - Darshan does not record file views: an operation with a known offset is
   taken as one contiguous range (end = offset + bytes, pieces 1).
-- Darshan records neither the MPI routine, nor whether a call was collective
-  or nonblocking, nor which file pointer it used, nor the communication
-  between operations: routine, collective, pointer and nonblocking are null
-  and lclock is -1 (the phase finder then splits bursts by idle time).
+- Darshan records neither the MPI routine, nor whether a call was
+  nonblocking, nor which file pointer it used, nor the communication between
+  operations: routine, pointer and nonblocking are null and lclock is -1 (the
+  phase finder then splits bursts by idle time).  Whether a call was
+  collective is not in DXT either, but the MPI-IO module's counters of the
+  same file and rank (or of all ranks, in a record Darshan reduced to rank
+  -1) count collective and independent reads and writes: where they count
+  only one kind for an operation (read or write), every DXT_MPIIO segment of
+  it is that kind; where they count both, the segments that overlap in time
+  a segment of every other rank on the file are the collective ones if they
+  are exactly as many as the counters say (_collective), else null.
 - comm_size is 1 in a one-process job; in a larger job it is 1 for a file that
   exactly one rank accessed and that Darshan's MPI-IO counters do not show
   opened collectively (inferred, and said so); -1 (unknown) otherwise.
@@ -54,7 +61,6 @@ ENABLE_DXT = ("Darshan traces individual operations only with DXT enabled, which
 
 UNAVAILABLE_ALWAYS = [
     "the MPI routine of each operation",
-    "whether an operation was collective",
     "whether an operation was nonblocking",
     "which file pointer an operation used (explicit offset, individual or shared)",
     "the logical clock (communication between operations): bursts are split by idle time",
@@ -179,6 +185,72 @@ def _counters(report, mod, names):
     return out
 
 
+COLL = {True: ("MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES"), False: ("MPIIO_COLL_READS", "MPIIO_SPLIT_READS")}
+INDEP = {True: ("MPIIO_INDEP_WRITES", "MPIIO_NB_WRITES"), False: ("MPIIO_INDEP_READS", "MPIIO_NB_READS")}
+
+
+def _collective(cnt, seg):
+    """Per DXT_MPIIO segment: 1 collective, 0 independent, -1 unknown, from
+    `cnt`, the MPI-IO counters per (record id, rank) (a record Darshan reduced
+    for all ranks has rank -1).  Where they count calls of one kind only for
+    the segment's file, rank and operation, it is that kind.  Where they count
+    both (S3D-IO's rank 0 writes the header alone, then every process its
+    data collectively), the time tells which: a collective call overlaps a
+    call of every other process on the file, an independent one may not; the
+    segments that do are taken as the collective ones only if they are
+    exactly as many as the counters count, per rank (or in all, for a reduced
+    record), and the others as many as the independent ones."""
+    out = np.full(len(seg["rank"]), -1, np.int8)
+    if not cnt or not len(out):
+        return out
+    rid = seg["id"].astype(np.uint64)
+    keys = np.stack([rid.view(np.int64), seg["rank"], seg["write"].astype(np.int64)], 1)
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    kind = np.full(len(uniq), -1, np.int8)
+    mixed = {}                 # (id, write) -> {rank or -1: (collective count, independent count)}
+    for i, (fid, rank, write) in enumerate(uniq.tolist()):
+        fid &= 0xFFFFFFFFFFFFFFFF
+        own = (fid, rank) in cnt
+        c = cnt.get((fid, rank)) or cnt.get((fid, -1))
+        if c is None:
+            continue
+        coll = sum(c[k] for k in COLL[bool(write)])
+        indep = sum(c[k] for k in INDEP[bool(write)])
+        if coll and not indep:
+            kind[i] = 1
+        elif indep and not coll:
+            kind[i] = 0
+        elif coll and indep:
+            mixed.setdefault((fid, write), {})[rank if own else -1] = (coll, indep)
+    out = kind[inv]
+    for (fid, write), counts in mixed.items():
+        on = np.flatnonzero((rid == np.uint64(fid)) & (seg["write"] == bool(write)))
+        cand = _overlaps_every_other_rank(seg["rank"][on], seg["t_start"][on], seg["t_end"][on])
+        for rank, (coll, indep) in counts.items():
+            mine = np.ones(len(on), bool) if rank == -1 else seg["rank"][on] == rank
+            if cand is not None and cand[mine].sum() == coll and (~cand[mine]).sum() == indep:
+                out[on[mine]] = cand[mine]
+    return out
+
+
+def _overlaps_every_other_rank(rank, t0, t1):
+    """Per call: does it overlap in time a call of every other rank (None
+    when only one rank made calls)."""
+    ranks = np.unique(rank)
+    if len(ranks) < 2:
+        return None
+    ok = np.ones(len(rank), bool)
+    for q in ranks:
+        sel = rank == q
+        order = np.argsort(t0[sel], kind="stable")
+        starts, ends = t0[sel][order], np.maximum.accumulate(t1[sel][order])
+        k = np.searchsorted(starts, t1, side="right")       # q's calls started by each one's end
+        hit = (k > 0) & (ends[np.maximum(k - 1, 0)] >= t0)
+        ok &= hit | sel
+    return ok
+
+
 def _run_time(job, inferred):
     run_time = float(job["run_time"])
     if not job.get("start_time_nsec") and not job.get("end_time_nsec"):
@@ -245,6 +317,23 @@ def ops_from_darshan(path, name=None, command=None):
                            f"filled up during the run), it keeps {len(seg['rank'])}{counted}")
 
     n = len(seg["rank"])
+    collective = np.full(n, -1, np.int8)
+    if mod == "DXT_MPIIO" and "MPI-IO" in modules:
+        collective = _collective(_counters(report, "MPI-IO", [*COLL[True], *COLL[False], *INDEP[True],
+                                                             *INDEP[False]]), seg)
+        known = int((collective >= 0).sum())
+        if known:
+            inferred.append(f"whether an operation was collective, for {known} of {n} operations, "
+                            f"from Darshan's MPI-IO counters of its file and rank: of one kind "
+                            f"only, or of both and as many as its calls that overlap in time "
+                            f"a call of every other process (collective) and the others")
+        if known < n:
+            unavailable.append(f"whether an operation was collective, for {n - known} of {n} "
+                               f"operations (Darshan's MPI-IO counters of their file count both "
+                               f"kinds, in other numbers than their calls' overlaps in time, or "
+                               f"none)")
+    else:
+        unavailable.append("whether an operation was collective")
     names = report.name_records
     ids = seg["id"]
     uniq_ids, id_idx = np.unique(ids, return_inverse=True)
@@ -286,7 +375,7 @@ def ops_from_darshan(path, name=None, command=None):
         "path": pa.array(paths.tolist(), pa.string()),
         "write": pa.array(seg["write"]),
         "routine": pa.nulls(n, pa.string()),
-        "collective": pa.nulls(n, pa.bool_()),
+        "collective": pa.array(collective == 1, mask=collective < 0),
         "bytes": pa.array(seg["length"]),
         "offset": pa.array(offset.astype(np.int64)),
         "end": pa.array(end.astype(np.int64)),

@@ -67,6 +67,10 @@ class RankOps:
                                # (analyzer/reread.py); None: opens unknown (Darshan)
     buffer_offset: np.ndarray = None  # int16: its buffer's address mod 4096, -1 unknown;
                                       # None: none known (Darshan, version-1 traces)
+    solo: np.ndarray = None    # bool: the open it went through was on a one-process
+                               # communicator (rank 0's own MPI_COMM_SELF open of a
+                               # shared file); None: unknown
+    lower: dict = None         # what MPI-IO read and wrote underneath (_lower), or None
     synced: np.ndarray = None  # bool: a write the rank then synced (fsync, fdatasync,
                                # MPI_File_sync on its file before its next data access); None: none
 
@@ -147,7 +151,7 @@ def _split_table(table):
         extent = {int(q): int(end[sel][p == q].max()) for q in np.unique(p)}
         single = {int(q): bool((comm_size[sel][p == q] == 1).all()) for q in np.unique(p)}
         ranks.append(RankOps(int(r), **{k: v[sel] for k, v in cols.items()},
-                             extent=extent, single=single))
+                             extent=extent, single=single, solo=comm_size[sel] == 1))
     return ranks, path.dictionary.to_pylist(), routine.dictionary.to_pylist()
 
 
@@ -170,7 +174,8 @@ def _join_ranks(ops):
     bufoff = np.concatenate([r.buffer_offset if r.buffer_offset is not None
                              else np.full(len(r), -1, np.int16) for r in ops.ranks]) if ops.ranks \
         else np.zeros(0, np.int16)
-    single = np.concatenate([np.array([r.single.get(int(q), False) for q in r.path], bool)
+    single = np.concatenate([r.solo if r.solo is not None else
+                             np.array([r.single.get(int(q), False) for q in r.path], bool)
                              for r in ops.ranks]) if ops.ranks else np.zeros(0, bool)
     return pa.table({
         "rank": pa.array(rank, pa.int32()),
@@ -217,10 +222,15 @@ def _extents_of(sel, ext_ev, ext_off, ext_len):
 def _trait_arrays(routines):
     """Per routine index (and one more, for none): what its name says."""
     from .trace import routine_traits
+    from .trace import POSIX_READS, POSIX_WRITES, UNDER_MPI
     traits = [routine_traits(n) for n in routines]
+    base = [n[:-len(UNDER_MPI)] if n.endswith(UNDER_MPI) else None for n in routines]
     return {k: np.array([bool(t[k]) for t in traits] + [False], bool)
             for k in ("data", "write", "collective")} | \
-        {"ordered": np.array([t["pointer"] == "ordered" for t in traits] + [False], bool)}
+        {"ordered": np.array([t["pointer"] == "ordered" for t in traits] + [False], bool),
+         # a read or write MPI-IO made underneath a call (IOMODEL_UNDER_MPI=1)
+         "lower": np.array([b in POSIX_READS | POSIX_WRITES for b in base] + [False], bool),
+         "lower_write": np.array([b in POSIX_WRITES for b in base] + [False], bool)}
 
 
 @dataclass
@@ -260,6 +270,20 @@ def _synced(link, sel, path_of_open, rindex, write):
     return out & write
 
 
+def _lower(link, path_of_open, is_lower, is_lower_write):
+    """The reads and writes MPI-IO made underneath the rank's calls (traced
+    with IOMODEL_UNDER_MPI=1) as columns path, write, t_start, t_end, bytes;
+    None when there are none."""
+    from .tracefile import F_ERROR
+    ev = link.raw.events
+    sel = np.flatnonzero(is_lower[link.routine] & ((ev["flags"] & F_ERROR) == 0) & (link.open_idx >= 0))
+    if not len(sel):
+        return None
+    return {"path": path_of_open[link.open_idx[sel]], "write": is_lower_write[link.routine[sel]],
+            "t_start": link.raw.t_start[sel], "t_end": link.raw.t_end[sel],
+            "bytes": link.nbytes[sel].astype(np.int64)}
+
+
 def ops_from_trace(trace, name=None, command=None):
     """The data operations of a Trace, read rank file by rank file so that
     memory holds one rank's events at a time (calls that returned an error
@@ -283,6 +307,7 @@ def ops_from_trace(trace, name=None, command=None):
                     routines.append(nm)
             t = _trait_arrays(routines)
             is_data, is_write, is_coll, is_ordered = t["data"], t["write"], t["collective"], t["ordered"]
+            is_lower, is_lower_write = t["lower"], t["lower_write"]
         index = np.array([rindex[nm] for nm in r.routines] or [0], np.int32)
         l = link_rank(r, index, is_data)
         abs_off, abs_end, resolved, pieces, (ext_ev, ext_off, ext_len) = resolve_rank(l)
@@ -299,6 +324,7 @@ def ops_from_trace(trace, name=None, command=None):
             q = pindex[o["path"]]
             single[q] = single.get(q, True) and o["comm_size"] == 1
         oid = l.open_idx[sel]
+        solo_of_open = np.array([o["comm_size"] == 1 for o in r.opens] + [False], bool)
         nonblocking = np.isfinite(l.t_complete[sel])
         t_end = np.where(nonblocking, l.t_complete[sel], r.t_end[sel])
         rid = l.routine[sel]
@@ -312,7 +338,8 @@ def ops_from_trace(trace, name=None, command=None):
             reread=reread_mask(oid, is_write[rid], resolved[sel] & (abs_off[sel] >= 0),
                                *_extents_of(sel, ext_ev, ext_off, ext_len)),
             buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None,
-            synced=_synced(l, sel, path_of_open, rindex, is_write[rid]))
+            synced=_synced(l, sel, path_of_open, rindex, is_write[rid]), solo=solo_of_open[oid],
+            lower=_lower(l, path_of_open, is_lower, is_lower_write))
         # ordered calls: their start depends on the lower ranks' bytes (fixed below)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

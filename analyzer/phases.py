@@ -5,8 +5,9 @@ Operations are handled a rank at a time and reduced to bursts (step 2), all
 with numpy; phases (step 3) are found over the bursts of all ranks.  The
 Python loops are over ranks, phases and distinct files, never operations.
 """
-import math
 import collections
+import dataclasses
+import math
 import re
 
 import numpy as np
@@ -21,6 +22,9 @@ DEFAULT_IDLE_S = 0.1        # the same, in idle seconds (Darshan)
 COMM_BREAK_RATIO = 4        # a break between two groups of counts
 IDLE_BREAK_RATIO = 10
 MODES = ("sequential", "strided", "random")
+MAX_LEVELS = 4              # nested strides deeper than this are "in order, irregular"
+META_MAX_BYTES = 4096       # library metadata: operations this small at most ...
+META_RATIO = 8              # ... and this many times smaller than the data around them
 
 
 # ------------------------------------------------------------------- files
@@ -74,7 +78,7 @@ def file_groups(ops):
                 ranks, ones = seen.get(p, (set(), True))
                 seen[p] = (ranks | {r.rank}, ones and single)
     groups, gid = [], {}
-    of_path = np.zeros(max(len(ops.paths), 1), np.int64)
+    of_path = np.full(max(len(ops.paths), 1), -1, np.int64)   # -1: no data accessed
     unique_names = unique_group_names([(ops.paths[i], min(ranks)) for i, (ranks, ones) in seen.items()
                                        if ones and len(ranks) == 1])
     for i in sorted(seen, key=lambda i: ops.paths[i]):
@@ -104,11 +108,20 @@ def natural_break(values, ratio):
     return (v[i], v[i + 1]) if r[i] >= ratio else None
 
 
+def _solo(r):
+    """Per operation: through an open on a one-process communicator."""
+    return r.solo if r.solo is not None else np.zeros(len(r), bool)
+
+
 def _joinable(r, group):
-    """Operation i could continue the burst of i - 1: same file, operation, routine."""
+    """Operation i could continue the burst of i - 1: same file, operation,
+    routine, collectivity (what a Darshan log's counters tell in place of the
+    routine) and kind of open (the rank's own, or the job's)."""
     out = np.zeros(len(r), bool)
+    solo = _solo(r)
     out[1:] = (group[1:] == group[:-1]) & (r.write[1:] == r.write[:-1]) & \
-        (r.routine[1:] == r.routine[:-1])
+        (r.routine[1:] == r.routine[:-1]) & (solo[1:] == solo[:-1]) & \
+        (r.collective[1:] == r.collective[:-1])
     return out
 
 
@@ -157,7 +170,8 @@ def consensus(ops, groups_of_ranks, joins, splits):
     nroutines = len(ops.routines) + 1
     votes, flags, lens = [], [], []
     for r, g, join, split in zip(ops.ranks, groups_of_ranks, joins, splits):
-        key = (g.astype(np.int64) * 2 + r.write) * nroutines + r.routine
+        key = (((g.astype(np.int64) * 2 + r.write) * nroutines + r.routine) * 2 + _solo(r)) * 3 \
+            + r.collective + 1
         order = np.argsort(key, kind="stable")
         ks = key[order]
         new = np.ones(len(r), bool)
@@ -175,6 +189,52 @@ def consensus(ops, groups_of_ranks, joins, splits):
     decided = np.zeros(len(vote), bool)
     decided[join] = (yes / np.maximum(total, 1))[inv] >= 0.5
     return np.split(decided, np.cumsum([len(r) for r in ops.ranks])[:-1])
+
+
+# ---------------------------------------------------------------- metadata
+
+def metadata_ops(r, group):
+    """Per operation of a rank: is it an I/O library's own metadata between
+    its data (HDF5's object header read before each dataset's collective
+    read): at most META_MAX_BYTES and META_RATIO times smaller than both the
+    operations around it that are not that small, which are of one file,
+    operation and routine, other than its own, on its file.  Such operations
+    would split the data's pattern into one phase per dataset; apart, they
+    form small phases of their own."""
+    n = len(r)
+    if n < 3:
+        return None
+    small = r.bytes <= META_MAX_BYTES
+    if small.all() or not small.any():
+        return None
+    idx = np.arange(n)
+    prev = np.maximum.accumulate(np.where(~small, idx, -1))
+    nxt = np.minimum.accumulate(np.where(~small, idx, n)[::-1])[::-1]
+    ok = small & (prev >= 0) & (nxt < n)
+    p, q = np.clip(prev, 0, n - 1), np.clip(nxt, 0, n - 1)
+    key = (group.astype(np.int64) * 2 + r.write) * 65536 + r.routine
+    meta = ok & (key[p] == key[q]) & (key != key[p]) & (group == group[p]) & \
+        (r.bytes * META_RATIO <= np.minimum(r.bytes[p], r.bytes[q]))
+    return meta if meta.any() else None
+
+
+def _subset(r, idx):
+    """The rank's operations `idx` (in order) as a RankOps of their own."""
+    cut = {f.name: (v[idx] if isinstance(v, np.ndarray) else v)
+           for f in dataclasses.fields(r) for v in [getattr(r, f.name)]}
+    return type(r)(**cut)
+
+
+def _parts(r, group, clock):
+    """The rank's operations to cut into bursts, each part on its own: its
+    data, and apart its library metadata (metadata_ops; from a trace, whose
+    logical clock says what happened between): [(RankOps, is metadata, the
+    parts' operations' indices in r or None for all)]."""
+    meta = metadata_ops(r, group) if clock else None
+    if meta is None:
+        return [(r, False, None)]
+    data, lib = np.flatnonzero(~meta), np.flatnonzero(meta)
+    return [(_subset(r, data), False, data), (_subset(r, lib), True, lib)]
 
 
 # ------------------------------------------------------------------ bursts
@@ -195,12 +255,12 @@ BURST_DTYPES = {
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
-    "buffer_offset": np.int16, "synced": np.bool_,
+    "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_, "meta": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
 
-def rank_bursts(r, group, same, gap, clock, nroutines):
+def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
     """Step 2 on one rank: its bursts as arrays (BURST_FIELDS), and the
     request sizes of its bursts of several sizes ({index: tuple}).  `key` is
     (file group, operation, routine) and `k` the burst's place among the
@@ -213,6 +273,7 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
     b = {
         "rank": np.full(len(starts), r.rank, np.int32), "group": group[starts].astype(np.int32),
         "write": r.write[starts], "routine": r.routine[starts], "collective": r.collective[starts],
+        "solo": _solo(r)[starts], "meta": np.full(len(starts), meta),
         "bytes": np.add.reduceat(size, starts), "t0": np.minimum.reduceat(r.t_start, starts),
         "t1": np.maximum.reduceat(r.t_end, starts),
         # time inside the burst's I/O calls (without the computation between them)
@@ -263,9 +324,20 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
         b["const_stride"][k] = len(dd) == 0 or bool((dd == dd[0]).all())
         b["stride"][k] = int(dd[0]) if len(dd) else 0
         b["contiguous"][k] = bool((np.diff(o) == size[starts[k]: starts[k] + length[k] - 1]).all())
+    # in order: no operation starts before the one before it (it may go over
+    # a range again: HDF5 fills a chunk, then writes its data)
+    in_order = _all(~same | (d >= 0), starts)
     b["mode"] = modes(b)
+    irregular = (b["mode"] == 2) & b["known"] & in_order
+    nested = {}
+    for k in np.flatnonzero(irregular):      # few, long: a loop
+        o = off[starts[k]: starts[k] + length[k]: iop[k]]
+        levels = stride_levels(o)
+        if levels:
+            nested[int(k)] = levels
+    b["mode"][irregular] = 1
     del b["contiguous"]
-    key = (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
+    key = _burst_key(b, nroutines)
     order = np.argsort(key, kind="stable")
     ks = key[order]
     new = np.ones(len(key), bool)
@@ -277,7 +349,51 @@ def rank_bursts(r, group, same, gap, clock, nroutines):
     b["gap_s"] = b["t0"] - np.r_[0.0, b["t1"][:-1]]
     lc1 = r.lclock[last].astype(np.int64)
     b["gap_comm"] = (b["lc0"] - np.r_[0, lc1[:-1]]) % 2**32 if clock else np.full(len(key), -1)
-    return b, mixed
+    return b, mixed, nested
+
+
+def _in_rank_order(cut):
+    """The bursts of a rank's parts (_parts) as one set, in the order of their
+    first operations: [(bursts, mixed, nested, first op)] -> (bursts, mixed, nested)."""
+    if len(cut) == 1:
+        return cut[0][:3]
+    order = np.argsort(np.concatenate([c[3] for c in cut]), kind="stable")
+    where = np.empty(len(order), np.int64)
+    where[order] = np.arange(len(order))
+    b, mixed, nested, base = {}, {}, {}, 0
+    for f in BURST_FIELDS:
+        b[f] = np.concatenate([c[0][f] for c in cut])[order]
+    for bc, m, nst, first in cut:
+        mixed.update({int(where[base + k]): v for k, v in m.items()})
+        nested.update({int(where[base + k]): v for k, v in nst.items()})
+        base += len(first)
+    return b, mixed, nested
+
+
+def stride_levels(o):
+    """The nested strides of increasing offsets `o` (a repetition's first
+    operations), outermost first: [[count, stride], ...], each level `count`
+    copies of the one inside it, `stride` apart; None when the offsets are not
+    such a nest of 2 to MAX_LEVELS levels.  IOR's segmented file at 4 ranks,
+    -s 10 -b 1m -t 256k: [[10, 4 MiB], [4, 256 KiB]]."""
+    levels = []
+    while len(o) > 1 and len(levels) < MAX_LEVELS:
+        d = np.diff(o)
+        brk = np.flatnonzero(d != d[0])
+        if not len(brk):
+            levels.append([len(o), int(d[0])])
+            break
+        m = int(brk[0]) + 1            # operations of the innermost level
+        if m == 1 or len(o) % m:
+            return None
+        blocks = o.reshape(-1, m)
+        if not (blocks - blocks[:, :1] == np.arange(m) * d[0]).all():
+            return None
+        levels.append([m, int(d[0])])
+        o = blocks[:, 0]
+    else:
+        return None
+    return levels[::-1] if len(levels) >= 2 else None
 
 
 def modes(b):
@@ -306,8 +422,9 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     # pass 1: the distinct gaps of joinable pairs, for the threshold
     values = set()
     for r in ops.ranks:
-        _, j, gap = prepare(r)
-        values.update(np.unique(gap[j]).tolist())
+        for part, _, _ in _parts(r, of_path[r.path], clock):
+            _, j, gap = prepare(part)
+            values.update(np.unique(gap[j]).tolist())
     threshold, rule = choose_threshold(np.array(sorted(values)), clock, max_comm_gap, max_idle_s)
     votes = None
     if not clock and ops.ranks:   # idle time: the processes vote (small inputs: Darshan logs)
@@ -315,22 +432,32 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
         votes = consensus(ops, [x[0] for x in prep], [x[1] for x in prep],
                           [x[2] > threshold for x in prep])
         del prep
+    lower = _lower_layer(ops, of_path)
     # pass 2: bursts, a rank at a time, into arrays sized for the worst case
     # (one burst an operation): pages never written are never resident
     total = len(ops)
     bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
-    mixed, base, calls = {}, 0, None
+    mixed, nested, base, calls = {}, {}, 0, None
+    in_calls = []                # per rank: its time inside its data calls
     for i in range(len(ops.ranks)):
         r = ops.ranks[i]
         if len(r):
-            g, j, gap = prepare(r)
-            split = votes[i] if votes is not None else gap > threshold
-            b, m = rank_bursts(r, g, j & ~split, gap, clock, len(ops.routines))
-            calls = _merge_calls(calls, _collective_calls(r, b, len(ops.routines)))
+            in_calls.append(float(np.maximum(r.t_end - r.t_start, 0.0).sum()))
+            cut = []
+            for part, meta, idx in _parts(r, of_path[r.path], clock):
+                g, j, gap = prepare(part)
+                split = votes[i] if votes is not None else gap > threshold
+                same = j & ~split
+                b, m, nst = rank_bursts(part, g, same, gap, clock, len(ops.routines), meta)
+                calls = _merge_calls(calls, _collective_calls(part, b, len(ops.routines)))
+                first = np.flatnonzero(~same)
+                cut.append((b, m, nst, idx[first] if idx is not None else first))
+            b, m, nst = _in_rank_order(cut)
             n = len(b["rank"])
             for f in BURST_FIELDS:
                 bursts[f][base:base + n] = b[f]
             mixed.update({base + k: v for k, v in m.items()})
+            nested.update({base + k: v for k, v in nst.items()})
             base += n
         if consume:
             ops.ranks[i] = None
@@ -339,14 +466,19 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     if consume:
         _release_freed_memory()
     bursts = {f: a[:base] for f, a in bursts.items()}
+    if clock:
+        align_by_clock(bursts, len(ops.routines))
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls)
+    phases, order = _phases(ops, bursts, mixed, calls, nested, lower)
     del bursts, calls
+    for ph in phases:
+        if groups[ph["file"]]["unique"]:
+            ph.pop("own_open", None)
     files = _files(groups, phases, extent, nprocs)
     model = {
         "format": FORMAT, "version": VERSION,
-        "application": _application(ops, phases, features),
+        "application": _application(ops, phases, features, in_calls),
         "source": dict(ops.source),
         "analysis": {
             "max_comm_gap": threshold if clock else None,
@@ -370,7 +502,106 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
     return validate(model)
 
 
-def _phases(ops, b, mixed, calls=None):
+MAX_ALIGN_CELLS = 4_000_000     # bursts x bursts of one key beyond which the k-th pairing stays
+
+
+def align_by_clock(b, nroutines):
+    """Step 3's pairing where the processes have different numbers of bursts
+    of a key: each process's bursts are put at the places of the bursts of
+    the process with the most (the lowest rank of those) whose logical clock
+    they are nearest to, in order (the least total distance), rather than at
+    their own k-th place.  Rank 0 reading a header through the job's open, the
+    communication that hands it out, then every process reading its arrays:
+    rank 0's second burst and the others' first are one phase.  In place, on
+    the bursts `b` (in rank order)."""
+    if not len(b["rank"]):
+        return
+    key = _burst_key(b, nroutines)
+    width = int(b["rank"].max()) + 1
+    kr = key * width + b["rank"]
+    uk, counts = np.unique(kr, return_counts=True)
+    keys = uk // width
+    lo = np.minimum.reduceat(counts, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]))
+    hi = np.maximum.reduceat(counts, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]))
+    uneven = np.unique(keys)[lo != hi]
+    for k in uneven.tolist():
+        sel = np.flatnonzero(key == k)
+        if (b["collective"][sel] == 1).any():   # all the communicator's processes make those
+            continue
+        ranks = b["rank"][sel]
+        per = {int(r): sel[ranks == r] for r in np.unique(ranks)}    # each in k order (rank order kept)
+        ref = max(per, key=lambda r: (len(per[r]), -r))
+        ref_lc = b["lc0"][per[ref]].astype(float)
+        for r, mine in per.items():
+            if len(mine) == len(ref_lc) or len(mine) * len(ref_lc) > MAX_ALIGN_CELLS:
+                continue
+            b["k"][mine] = _nearest_in_order(b["lc0"][mine].astype(float), ref_lc)
+
+
+def _nearest_in_order(x, ref):
+    """Increasing places in `ref` for the values `x` (len(x) <= len(ref)) with
+    the least sum of |x_i - ref[place_i]| (dynamic programming, a row of
+    numpy at a time)."""
+    m, n = len(x), len(ref)
+    idx = np.arange(n)
+    best = np.abs(x[0] - ref)
+    came = np.zeros((m, n), np.int64)
+    for i in range(1, m):
+        run = np.minimum.accumulate(best)                      # best over places 0..j
+        at = np.maximum.accumulate(np.where(best == run, idx, 0))   # ... and where
+        before = np.full(n, np.inf)
+        before[1:] = run[:-1]                                  # a place left of j
+        came[i, 1:] = at[:-1]
+        best = before + np.abs(x[i] - ref)
+    places = np.empty(m, np.int64)
+    places[-1] = int(np.argmin(best))
+    for i in range(m - 1, 0, -1):
+        places[i - 1] = came[i, places[i]]
+    return places
+
+
+def _lower_layer(ops, of_path):
+    """What MPI-IO read and wrote underneath the ranks' calls, on the files
+    of the model (IOMODEL_UNDER_MPI=1): {(file group, write): columns rank,
+    t_start, t_end, bytes sorted by t_start}; {} when the trace has none."""
+    parts = [(r.rank, r.lower) for r in ops.ranks if r is not None and r.lower is not None]
+    if not parts:
+        return {}
+    col = {k: np.concatenate([lw[k] for _, lw in parts]) for k in ("path", "write", "t_start", "t_end",
+                                                                  "bytes")}
+    col["rank"] = np.concatenate([np.full(len(lw["path"]), rk) for rk, lw in parts])
+    group = of_path[col["path"]]
+    out = {}
+    for g, w in set(zip(group.tolist(), col["write"].tolist())):
+        if g < 0:
+            continue
+        sel = np.flatnonzero((group == g) & (col["write"] == w))
+        sel = sel[np.argsort(col["t_start"][sel], kind="stable")]
+        out[(g, w)] = {k: col[k][sel] for k in ("rank", "t_start", "t_end", "bytes")}
+    return out
+
+
+def _aggregators(lower, phase, ranks, busy):
+    """A collective phase's aggregators: the processes that read or wrote its
+    file underneath its calls, during the phase; with the bytes they moved
+    there and the mean time an aggregator and another process spent in the
+    phase's calls.  None without the lower layer."""
+    lw = lower.get((phase["file"], phase["operation"] == "write"))
+    if lw is None:
+        return None
+    lo = np.searchsorted(lw["t_start"], phase["start_s"], side="left")
+    hi = np.searchsorted(lw["t_start"], phase["end_s"], side="right")
+    inside = np.arange(lo, hi)
+    inside = inside[lw["t_end"][inside] <= phase["end_s"]]
+    agg = np.unique(lw["rank"][inside])
+    is_agg = np.isin(ranks, agg)
+    out = {"ranks": format_ranks(agg) if len(agg) else "", "bytes": int(lw["bytes"][inside].sum()),
+           "time_s": float(busy[is_agg].mean()) if is_agg.any() else None,
+           "others_time_s": float(busy[~is_agg].mean()) if (~is_agg).any() else None}
+    return out
+
+
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
@@ -397,6 +628,7 @@ def _phases(ops, b, mixed, calls=None):
     inverse = np.empty(nb, np.int64)
     inverse[order] = np.arange(nb)
     mixed = {int(inverse[k]): v for k, v in mixed.items()}
+    nested = {int(inverse[k]): v for k, v in (nested or {}).items()}
     del order, inverse
 
     def s(f):
@@ -424,6 +656,8 @@ def _phases(ops, b, mixed, calls=None):
         "first": lo(s("offset0")),
         "buf_lo": lo(s("buffer_offset")), "buf_hi": hi(s("buffer_offset")),
         "synced": lo(s("synced").astype(np.int8)) == 1,
+        "solo": lo(s("solo").astype(np.int8)) == 1,
+        "meta": lo(s("meta").astype(np.int8)) == 1,
     }
     fs, rep = s("first_size"), s("rep")
     agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
@@ -443,13 +677,13 @@ def _phases(ops, b, mixed, calls=None):
     agg["stride_hi"] = hi(np.where(multi, stride, -big))
     agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
     del d, inside, stride, multi, off0
-    agg["busy"], agg["early"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
+    agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
     groups = {g: b[g][head].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
     out = []
     for p in range(nph):
         sel = np.arange(head[p], head[p] + count[p])
-        out.append(_phase(ops, b, p, sel, cols, groups, mixed))
+        out.append(_phase(ops, b, p, sel, cols, groups, mixed, nested, lower or {}))
     # number the phases: in the order every process met them, then by first start
     position = _phase_order(out, edges)
     for i, p in enumerate(out):
@@ -473,9 +707,14 @@ def _sort_in_place(b, order):
 
 
 def _burst_key(b, nroutines):
-    """A burst's key: its file group, operation and routine (step 3 joins the
-    k-th bursts of every rank with one key)."""
-    return (b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]
+    """A burst's key: its file group, operation, routine, collectivity, kind
+    of open and whether it is library metadata (step 3 joins the k-th bursts of
+    every rank with one key).  A burst
+    through a rank's own one-process open of a shared file (HACC-IO's rank 0
+    reading the header before all read their arrays) is not the k-th burst of
+    the others' through the job's open."""
+    return ((((b["group"].astype(np.int64) * 2 + b["write"]) * (nroutines + 1) + b["routine"]) * 2
+             + b["solo"]) * 2 + b["meta"]) * 3 + b["collective"] + 1
 
 
 def _collective_calls(r, b, nroutines):
@@ -553,7 +792,7 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     entry does not tell, and counts 0."""
     busy = agg["busy"]
     if calls is None:
-        return busy, np.full(len(busy), np.nan)
+        return busy, np.full(len(busy), np.nan), np.full(len(busy), np.nan)
     ck = calls["key"] * kmul + calls["k"]
     p = np.searchsorted(phase_keys, ck)
     found = p < len(phase_keys)
@@ -563,9 +802,13 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     alone = np.where(calls["t1_first"] <= calls["t0"], calls["t1_first"] - calls["t0_first"], 0.0)
     ncalls = np.bincount(p[found], minlength=len(phase_keys))
     early = np.bincount(p[found], weights=alone[found], minlength=len(phase_keys))
+    # arrival skew: from the first process's entry to the last's, summed over the calls
+    skew = np.bincount(p[found], weights=np.maximum(calls["t0"] - calls["t0_first"], 0.0)[found],
+                       minlength=len(phase_keys))
     nops = s("rep").astype(np.int64) * s("iop")
     same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
-    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), early, np.nan)
+    return np.where(same, per_call, busy), np.where(same & (ncalls > 0), early, np.nan), \
+        np.where(same & (ncalls > 0), skew, np.nan)
 
 
 def _busy_after_entry(s, hi, phase_sorted):
@@ -609,7 +852,7 @@ def _phase_order(phases, edges):
     return {i: pos for pos, i in enumerate(seq)}
 
 
-def _phase(ops, b, p, sel, c, g, mixed):
+def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
     """One phase's entry from its aggregates `c` (lists by phase) and, when
     its processes differ, from its bursts `sel`."""
     npr = c["count"][p]
@@ -650,6 +893,9 @@ def _phase(ops, b, p, sel, c, g, mixed):
         c["stride_lo"][p] == c["stride_hi"][p] else None
     offsets = {"first": c["first"][p] if known else None, "per_rank": per_rank, "stride": stride,
                "contiguous": (not c["noncontig"][p]) if known else None}
+    levels = [nested.get(int(i)) for i in sel] if nested else [None]
+    if known and levels[0] and all(x == levels[0] for x in levels):
+        offsets["nested"] = levels[0]        # every process's: one nest of strides
     if known and c["noncontig"][p] and not c["pieces_unknown"][p]:
         # what MPI-IO meets: pieces this long (collective buffering, data sieving)
         offsets["piece"] = int(round(weight / c["npieces"][p]))
@@ -660,7 +906,7 @@ def _phase(ops, b, p, sel, c, g, mixed):
     clock = c["lc0"][p] >= 0
     phase.update({
         "rep": int(rep), "weight": int(weight),
-        "access_mode": MODES[c["mode"][p]] if known else "sequential",
+        "access_mode": MODES[c["mode"][p]] if known else "unknown",
         "offsets": offsets,
         "logical_time": {"first": c["lc0"][p] if clock else None,
                          "comm_between": c["comm_between"][p] if clock else None},
@@ -672,6 +918,14 @@ def _phase(ops, b, p, sel, c, g, mixed):
     })
     if phase["collective"] and npr > 1 and math.isfinite(c["early"][p]) and c["early"][p] > 0:
         phase["done_early_s"] = float(c["early"][p])
+    if phase["collective"] and npr > 1 and math.isfinite(c["skew"][p]):
+        phase["arrival_skew_s"] = float(c["skew"][p])
+    # the longest a process computed between the phase's operations
+    phase["compute_s"] = float(np.max(b["t1"][sel] - b["t0"][sel] - b["busy"][sel])) if len(sel) else 0.0
+    if phase["collective"] and lower:
+        agg = _aggregators(lower, phase, b["rank"][sel], b["busy"][sel])
+        if agg is not None:
+            phase["aggregators"] = agg
     if phase["operation"] == "read" and ops.has_reread:
         phase["reread_bytes"] = int(c["reread"][p])
     # where its buffers sat: one offset for all, or else the lowest rank's (its request
@@ -679,6 +933,10 @@ def _phase(ops, b, p, sel, c, g, mixed):
     boff = c["buf_lo"][p] if c["buf_lo"][p] == c["buf_hi"][p] else int(b["buffer_offset"][sel[0]])
     if boff >= 0:
         phase["buffer_offset"] = int(boff)
+    if c["meta"][p]:
+        phase["metadata"] = True         # a library's own, between its data (metadata_ops)
+    if c["solo"][p]:
+        phase["own_open"] = True         # through opens of one process each (dropped for unique files)
     if phase["operation"] == "write" and c["synced"][p]:
         phase["synced"] = True           # every process synced the file after its writes
     return phase
@@ -728,7 +986,7 @@ def _files(groups, phases, extent, nprocs):
     return files
 
 
-def _application(ops, phases, features):
+def _application(ops, phases, features, in_calls=()):
     spans = sorted((p["start_s"], p["end_s"]) for p in phases)
     io_time, cur = 0.0, None
     for s, e in spans:  # union of the phases' intervals
@@ -744,4 +1002,7 @@ def _application(ops, phases, features):
         "name": ops.name, "command": list(ops.command), "np": int(ops.np),
         "hosts": dict(ops.hosts), "run_time_s": ops.run_time_s,
         "io_time_s": io_time if phases else 0.0, "features": features,
+        # as an application's own timers count it: each process's time in its I/O calls
+        "process_io_time_s": {"max": max(in_calls), "mean": sum(in_calls) / len(in_calls)}
+        if in_calls and all(map(math.isfinite, in_calls)) else None,
     }

@@ -420,6 +420,16 @@ def cmd_characterize(args):
         thinks.append(k)
     if args.steal_retries < 0:
         raise ValueError(f"--steal-retries {args.steal_retries}: expected 0 or more")
+    points = None
+    if args.for_models:
+        given = [f"--{o.replace('_', '-')}" for o in ("sizes", "np", "ops", "access", "api", "collective",
+                                                      "pieces", "buffer_offsets", "think")
+                 if getattr(args, o)] + (["--random"] if args.random else [])
+        if given:
+            raise ValueError(f"--for takes the points from the model(s): not with {', '.join(given)}")
+        from iomodel.models import load_model
+        from iomodel.replay.characterize import model_points
+        points = model_points([load_model(m) for m in args.for_models])
     out = args.output or _default_dir("characterize", cluster.name)
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
@@ -427,7 +437,7 @@ def cmd_characterize(args):
                                      pieces=_sizes(args.pieces) or (), job_np=args.job_np,
                                      buffer_offsets=offsets, one_stripe=args.one_stripe,
                                      thinks=thinks, steal_retries=args.steal_retries,
-                                     random=args.random, **sweep)
+                                     random=args.random, points=points, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
     print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
@@ -618,6 +628,12 @@ def build_parser():
                     "operations in a random order within its block (IOR's -z): what random "
                     "offsets cost against the same operations in order, for the model's random "
                     "phases (default: off; they are then predicted as in order)")
+    ch.add_argument("--for", dest="for_models", action="append", metavar="MODEL",
+                    help="measure exactly the points a prediction of this model needs (its replay's "
+                    "sizes, process counts, operations, access types, collectivity and interfaces, "
+                    "and its views' pieces, buffer offsets and random orders beside them), in place "
+                    "of the sweep; repeatable (not with --sizes, --np, --ops, --access, --api, "
+                    "--collective, --pieces, --buffer-offsets, --think, --random)")
     ch.add_argument("--no-one-op", dest="one_op", action="store_false",
                     help="do not also measure each point with one operation per process (the "
                     "fixed cost of a phase of few operations; measured by default)")

@@ -82,7 +82,8 @@ def order_graph(model):
 # program that allocates a new buffer per step gets one place per step from malloc
 # (py_io's first write 16 B past a page, the next ones 208), the access the same.
 _VARYING = {"id", "file", "start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s",
-            "gap_comm", "logical_time", "buffer_offset", "done_early_s"}
+            "gap_comm", "logical_time", "buffer_offset", "done_early_s", "arrival_skew_s", "compute_s",
+            "aggregators"}
 
 
 def rereads(phase):

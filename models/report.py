@@ -90,7 +90,8 @@ def phase_rows(model):
             "weight(IdPh)": f"{p['rep']} * {p['np']} * {human(p['rs'])}" if "rs_groups" not in p
             else human(p["weight"]),
             # reread: read back through the open its writes used (docs/model-format.md)
-            "access": f"{p['access_mode']}, {f['access_type']}" + (", reread" if rereads(p) else ""),
+            "access": f"{p['access_mode']}, {f['access_type']}" + (", reread" if rereads(p) else "")
+            + (", metadata" if p.get("metadata") else ""),
         })
     return rows
 
@@ -103,6 +104,9 @@ def text(model):
            f"command       {' '.join(app['command'])}"]
     times = [f"{label}{app[k]:.6f} s" for label, k in (("", "run_time_s"), ("I/O ", "io_time_s"))
              if app.get(k) is not None]
+    pio = app.get("process_io_time_s")
+    if pio:       # what the application's own timers would say, beside the phases' span
+        times.append(f"in I/O calls {pio['max']:.6f} s (slowest process), {pio['mean']:.6f} s (mean)")
     if times:
         out.append(f"run time      {', '.join(times)}")
     out.append(f"metadata      {metadata_sentence(model)}")

@@ -19,7 +19,7 @@ _NUM = {"type": "number", "minimum": 0}
 _STR = {"type": "string"}
 _BOOL = {"type": "boolean"}
 _NULL_OR = lambda s: {"anyOf": [s, {"type": "null"}]}  # noqa: E731
-_MODE = {"enum": ["strided", "sequential", "random"]}
+_MODE = {"enum": ["strided", "sequential", "random", "unknown"]}
 _RANGES = {"type": "string", "pattern": "ranks"}
 
 SCHEMA = {
@@ -39,6 +39,8 @@ SCHEMA = {
                 "hosts": {"type": "object", "values": _POS},
                 "run_time_s": _NULL_OR(_NUM),
                 "io_time_s": _NULL_OR(_NUM),
+                "process_io_time_s": _NULL_OR({"type": "object", "required": ["max", "mean"],
+                                               "properties": {"max": _NUM, "mean": _NUM}}),
                 "features": {
                     "type": "object",
                     "required": ["explicit_offsets", "individual_pointers", "shared_pointers",
@@ -112,6 +114,9 @@ SCHEMA = {
                                        "per_rank": _NULL_OR({"type": "integer"}),
                                        "starts": {"type": "array", "items": {"type": "integer"}},
                                        "stride": _NULL_OR({"type": "integer"}),
+                                       "nested": {"type": "array", "items": {
+                                           "type": "array", "items": {"type": "integer"},
+                                           "minItems": 2, "maxItems": 2}},
                                        "contiguous": _NULL_OR(_BOOL),
                                        "piece": _POS}},
                     "logical_time": {"type": "object", "properties": {
@@ -119,8 +124,16 @@ SCHEMA = {
                     "start_s": _NULL_OR({"type": "number"}), "end_s": _NULL_OR({"type": "number"}),
                     "duration_s": _NULL_OR(_NUM), "io_time_s": _NULL_OR(_NUM),
                     "done_early_s": _NUM,
+                    "arrival_skew_s": _NUM,
+                    "compute_s": _NUM,
+                    "aggregators": {"type": "object", "required": ["ranks", "bytes"],
+                                    "properties": {"ranks": _STR, "bytes": _INT,
+                                                   "time_s": _NULL_OR(_NUM),
+                                                   "others_time_s": _NULL_OR(_NUM)}},
                     "reread_bytes": _INT,
                     "synced": _BOOL,
+                    "own_open": _BOOL,
+                    "metadata": _BOOL,
                     "buffer_offset": {"type": "integer", "minimum": 0, "maximum": 4095},
                     "bandwidth_Bps": _NULL_OR(_NUM),
                     "gap_s": _NULL_OR({"type": "number"}), "gap_comm": _NULL_OR(_INT),
@@ -226,6 +239,10 @@ def _check(value, schema, path):
                     return err
     elif t == "array" and "items" in schema:
         items = schema["items"]
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
+            n = schema.get("minItems", 0), schema.get("maxItems")
+            return f"{_where(path)}: {len(value)} items, expected " + \
+                (f"{n[0]}" if n[0] == n[1] else f"at least {n[0]}")
         for i, v in enumerate(value):
             err = _check(v, items, path + (i,))
             if err:

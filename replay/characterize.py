@@ -183,6 +183,33 @@ def random_points(points):
             and not pt.get("think_s")]
 
 
+def model_points(models):
+    """The points a prediction of these models needs, exactly (`characterize
+    --for`): per IOR invocation of each model (replay/ior.py), its size,
+    processes, operation (reread where it reads back through the write's
+    open), access type, collectivity and interface; and beside it the same
+    through its view's pieces, with its buffer's offset, or in a random
+    order, where the invocation has them (their cost is read against the plain
+    point's).  In the models' order, each once."""
+    from .ior import ior_invocations
+    out, seen = [], set()
+    for model in models:
+        for inv in ior_invocations(model):
+            base = {"rs": inv.transfer, "np": inv.np,
+                    "operation": "reread" if inv.reread else inv.operation,
+                    "access_type": "unique" if inv.file_per_proc else "shared",
+                    "collective": inv.collective, **({"api": inv.api} if inv.api != "MPIIO" else {})}
+            # the variants as the sweep makes them (view_points, offset_points, random_points)
+            for pt in ([base] + view_points([base], [inv.piece] if inv.piece else [])
+                       + offset_points([base], [inv.buffer_offset])
+                       + (random_points([base]) if "-z" in inv.flags else [])):
+                key = tuple(sorted(pt.items()))
+                if key not in seen:
+                    seen.add(key)
+                    out.append(pt)
+    return out
+
+
 def ops_of(inv):
     """Operations per process of a sweep invocation (a random point's are one block's)."""
     return inv.segments * (inv.block // inv.transfer)
@@ -237,7 +264,7 @@ def _spreader(cluster, placed):
 def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=256 * MiB,
                  repeat=1, timeout=None, progress=sys.stderr, one_op=True, pieces=(), job_np=None,
                  buffer_offsets=(), one_stripe=False, thinks=(), steal_retries=0, random=False,
-                 **sweep):
+                 points=None, **sweep):
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
@@ -255,10 +282,18 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     thinks: the independent points of several processes again with them
     computing so many seconds between operations (`think_points`; the builtin
     backend only).  random: the independent points again with each process's
-    operations in a random order (`random_points`).  steal_retries: a run that
+    operations in a random order (`random_points`).  points: these points
+    alone (`model_points`), in place of the sweep of sizes, nps and the rest.  steal_retries: a run that
     lost STOLEN_SHARE of its wall time or more to the hypervisor is made again,
     at most so many times (STEAL_PAUSE_S apart), the last kept whatever it
     lost; the attempts set aside are kept in its entry (`set_aside`)."""
+    if points is not None and backend.name != "builtin":   # IOR has no views nor buffer offsets
+        dropped = [p for p in points if p.get("piece") or p.get("buffer_offset")]
+        if dropped:
+            print(f"--backend {backend.name}: {len(dropped)} point(s) of the model through a view of "
+                  "pieces or with a buffer offset are left out (they need --backend builtin)",
+                  file=progress)
+        points = [p for p in points if not (p.get("piece") or p.get("buffer_offset"))]
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
@@ -279,6 +314,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     state = State(outdir)
     with checked as cluster:            # made, and removed after if iomodel made it and left it empty
         workdir = cluster.workdir
+        explicit = points
         points = sweep_points(sizes, nps, **sweep)
         placed = {}                        # test file -> {server: files} where they were spread
         spread = _spreader(cluster, placed)
@@ -294,8 +330,12 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
             stripe, why = stripe_of(cluster)
             if stripe is None:
                 print(f"--one-stripe: {why}; no one-stripe points", file=progress)
-        for pt in (points + view_points(points, pieces) + offset_points(points, buffer_offsets)
-                   + think_points(points, thinks) + (random_points(points) if random else [])):
+        if explicit is not None:             # --for MODEL: the model's points alone
+            points = explicit
+        else:
+            points = (points + view_points(points, pieces) + offset_points(points, buffer_offsets)
+                      + think_points(points, thinks) + (random_points(points) if random else []))
+        for pt in points:
             inv = invocation(pt, workdir, target_bytes, dpc, **kw)
             if (pt.get("think_s") or pt.get("random")) and ops_of(inv) < 2:
                 continue                   # one operation: nothing between operations, no order

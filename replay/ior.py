@@ -4,6 +4,7 @@ Each run of identical phases (`model["runs"]`, Table V's "1 to 40") becomes
 IOR runs, one per file the run touches (docs/commands/ior.md):
 
     strided     -s <total rep>     -b rs          -t rs
+      nested    -s <total rep / m> -b m * rs      -t rs    (m contiguous transfers a block)
     sequential  -s <phases>        -b rep * rs    -t rs    (per process)
     random      -s <phases>        -b rep * rs    -t rs    -z (not with -c)
     unique files add -F; collective phases add -c (MPIIO)
@@ -174,6 +175,19 @@ def _transfer_wanted(phase, notes):
     return phase["rs"]
 
 
+def _block_run(chunk):
+    """Transfers of one IOR block for a strided run of phases: a nest of
+    strides whose innermost level is contiguous (IOR's segmented layout: -b / -t
+    transfers one after the other, then the other processes' blocks) gives
+    that level's count; else 1 (a block of one transfer)."""
+    p = chunk[0]
+    nested = p["offsets"].get("nested")
+    if p["access_mode"] != "strided" or not nested or p["iop"] != 1 or nested[-1][1] != p["rs"]:
+        return 1
+    run = nested[-1][0]
+    return run if all(q["rep"] % run == 0 for q in chunk) else 1
+
+
 def _layout_notes(model, chunk, shared, notes):
     """Sentences for what IOR's segmented layout does not reproduce."""
     p = chunk[0]
@@ -181,7 +195,8 @@ def _layout_notes(model, chunk, shared, notes):
     n, rs, rep, mode = p["np"], p["rs"], p["rep"], p["access_mode"]
     if off.get("contiguous") is None and off.get("first") is None:
         notes.append("The file offsets are unknown (the source does not give them): IOR's "
-                     f"layout for {mode} access was assumed.")
+                     + ("sequential layout (one block of rep * rs a process and phase)"
+                        if mode == "unknown" else f"layout for {mode} access") + " was assumed.")
         return
     if off.get("first") not in (None, 0):
         notes.append(f"The phase starts at byte {off['first']} of the file; IOR starts at byte 0.")
@@ -193,9 +208,11 @@ def _layout_notes(model, chunk, shared, notes):
     if mode == "random":
         return
     # file bytes of one IOR segment: what separates a process's consecutive segments
-    per_seg = (rs if mode == "strided" else rep * rs) * (n if shared else 1)
+    run = _block_run(chunk)
+    block = run * rs if mode == "strided" else rep * rs
+    per_seg = block * (n if shared else 1)
     if shared and n > 1:
-        want = rs if mode == "strided" else rep * rs
+        want = block
         if off.get("per_rank") is None and "starts" in off:
             starts = off["starts"]
             shown = ", ".join(map(str, starts[:6])) + (", ..." if len(starts) > 6 else "")
@@ -205,7 +222,15 @@ def _layout_notes(model, chunk, shared, notes):
         elif off.get("per_rank") is not None and off["per_rank"] != want:
             notes.append(f"Consecutive ranks start {off['per_rank']} B apart; in IOR they start "
                          f"one block (-b) apart.")
-    if mode == "strided" and rep > 1:
+    nested = off.get("nested")
+    if mode == "strided" and nested:
+        if not (run > 1 and len(nested) == 2 and nested[0][1] == per_seg):
+            shown = ", ".join(f"{c} x {s} B" for c, s in nested)
+            notes.append(f"A process's offsets are nested strides ({shown}, outermost first): "
+                         f"IOR walks them in order as {sum(q['rep'] for q in chunk) // run} evenly "
+                         f"spaced segments of "
+                         f"{run} transfer{'s' if run > 1 else ''}, {per_seg} B apart.")
+    elif mode == "strided" and rep > 1:
         if off.get("stride") is None:
             notes.append("The distance between a process's repetitions is not constant; IOR's "
                          "segments are evenly spaced.")
@@ -217,7 +242,7 @@ def _layout_notes(model, chunk, shared, notes):
         want, at = [], firsts[0]
         for q in chunk:
             want.append(at)
-            at += (q["rep"] if mode == "strided" else 1) * per_seg
+            at += (q["rep"] // run if mode == "strided" else 1) * per_seg
         if firsts != want:
             shown = ", ".join(map(str, firsts[:4])) + (", ..." if len(firsts) > 4 else "")
             notes.append(f"{_ids(chunk)} start at bytes {shown}, not one after the other; IOR "
@@ -276,8 +301,9 @@ def _invocation(model, chunk, workdir, defeat):
                      f"IOR moves the same on every process: rs = {rs} B, their mean, was used.")
 
     t0 = _transfer_wanted(p, notes)
-    if mode == "strided":
-        segments, b0 = total_rep, rs
+    if mode == "strided":                   # in order: one block of `run` transfers a segment
+        run = _block_run(chunk)
+        segments, b0 = total_rep // run, run * rs
     else:                                   # sequential, random: one segment per phase
         segments, b0 = len(chunk), rep * rs
 
@@ -350,8 +376,9 @@ def _invocation(model, chunk, workdir, defeat):
                         f"{p['offsets']['piece']} B." if piece != p["offsets"]["piece"] else "."))
 
     # a phase of fewer processes than used the file (a header written by rank 0)
-    job_np = idle_openers_job(n, f.get("np"), shared, api, collective, piece, reread,
-                              "-e" in flags)
+    # (not when the phase's processes opened the file on their own, as rank 0 its header)
+    job_np = None if p.get("own_open") else \
+        idle_openers_job(n, f.get("np"), shared, api, collective, piece, reread, "-e" in flags)
     if job_np:
         notes.append(f"{f['np']} processes used the file and {n} move this phase's data: "
                      f"{f['np']} are launched, the first {n} take part (-N {n}); the builtin "

@@ -60,22 +60,27 @@ def build_dir(tmp_path_factory):
 
 
 # test programs of an I/O library, each built with that library's compiler wrapper
-LIBRARY_PREFIXES = ("h5_",)
-LIBRARY_COMPILERS = {"h5_": ("h5pcc.openmpi", "libhdf5-openmpi-dev")}
+LIBRARY_PREFIXES = ("h5_", "pnc_")
+# prefix -> (compiler, what to link, the Debian package that has the library)
+LIBRARY_COMPILERS = {"h5_": ("h5pcc.openmpi", [], "libhdf5-openmpi-dev"),
+                     "pnc_": ("mpicc", ["-lpnetcdf"], "libpnetcdf-dev")}
 
 
 @pytest.fixture(scope="session")
 def library_build_dir(tmp_path_factory):
-    """The test programs of the I/O libraries (HDF5's h5_*.c), built for Open MPI."""
+    """The test programs of the I/O libraries (HDF5's h5_*.c, PnetCDF's pnc_*.c), built for Open MPI."""
     out = tmp_path_factory.mktemp("bin-libraries")
     for src in sorted(PROGRAMS.glob("*.c")):
         prefix = next((p for p in LIBRARY_PREFIXES if src.name.startswith(p)), None)
         if prefix:
-            cc, package = LIBRARY_COMPILERS[prefix]
+            cc, libs, package = LIBRARY_COMPILERS[prefix]
             if not shutil.which(cc):
                 pytest.fail(f"{cc} not found: install {package} (scripts/test.sh does, as root)")
-            subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src], check=True,
-                           cwd=out)            # h5pcc leaves its object file where it runs
+            p = subprocess.run([cc, "-O1", "-Wall", "-Wextra", "-Werror", "-o", out / src.stem, src, *libs],
+                               cwd=out, capture_output=True, text=True)   # h5pcc leaves its object file where it runs
+            if p.returncode:
+                pytest.fail(f"{src.name} did not build (is {package} installed? scripts/test.sh installs "
+                            f"it, as root):\n{p.stderr}")
     return out
 
 

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import IOMODEL, PROGRAMS, rank_events
+from conftest import BOTH_MPIS, IOMODEL, PROGRAMS, rank_events
 from iomodel.analyzer.trace import Trace
 
 sys.path.insert(0, str(PROGRAMS))
@@ -25,7 +25,8 @@ import expected_models as em  # noqa: E402
 
 CASES = em.cases()
 ABSENT = "<absent>"
-TIMING = {"start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s"}
+TIMING = {"start_s", "end_s", "duration_s", "io_time_s", "bandwidth_Bps", "gap_s", "arrival_skew_s", "compute_s",
+          "done_early_s"}
 
 
 def analyze(run, out):
@@ -132,6 +133,7 @@ def without_timing(model):
             p.pop(k, None)
     m["application"].pop("run_time_s")
     m["application"].pop("io_time_s")
+    m["application"].pop("process_io_time_s", None)
     m["source"].pop("path", None)
     return m
 
@@ -190,6 +192,21 @@ def test_phase_io_time_leaves_out_the_waits_for_a_late_process(traced, tmp_path)
     # no process did any of the phase before the last came in
     assert sum(e["t_end"] - e["t_start"] for e in mine[0]) >= 1.0
     assert "done_early_s" not in p
+    # how late the processes came: per call, from the first entry to the last (rank 1's),
+    # summed; and the longest a process computed inside the phase (rank 1's second sleep)
+    calls = list(zip(*mine.values()))
+    assert p["arrival_skew_s"] == pytest.approx(
+        sum(max(e["t_start"] for e in c) - min(e["t_start"] for e in c) for c in calls), rel=1e-9)
+    assert p["arrival_skew_s"] >= 1.0
+    assert p["compute_s"] == pytest.approx(max(
+        v[-1]["t_end"] - v[0]["t_start"] - sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values()),
+        rel=1e-9)
+    assert p["compute_s"] >= 0.5
+    # the application's own measure: each process's time in its calls (rank 0 waits ~1 s in them)
+    per = [sum(e["t_end"] - e["t_start"] for e in v) for v in mine.values()]
+    assert m["application"]["process_io_time_s"] == pytest.approx({"max": max(per), "mean": sum(per) / 4},
+                                                                  rel=1e-9)
+    assert m["application"]["process_io_time_s"]["max"] >= 1.0
 
 
 def test_a_collective_phase_done_early_by_the_first_process_in(traced, tmp_path):
@@ -333,3 +350,56 @@ def test_unique_files_grouped_by_the_ranks_own_number(traced, tmp_path):
 def test_unique_group_names(files, want):
     from iomodel.analyzer.phases import unique_group_names
     assert set(unique_group_names(files).values()) == want
+
+
+@pytest.mark.parametrize("mode", ["own-open", "job-open"])
+def test_a_ranks_header_is_a_phase_of_its_own(traced, tmp_path, mode):
+    """hacc_like at 4 ranks, 1000 particles each (GenericIO's order): rank 0
+    writes the 65536-byte header through its own MPI_COMM_SELF open, then all
+    write their 9 variables through the job's open; the restart reads them the
+    same way.  Rank 0's header is not paired with the other ranks' arrays (it
+    is their k-th MPI_File_read_at burst too): four phases, the header's of np 1.
+    job-open: rank 0 writes and reads the header through the job's open, then
+    hands out 10 parameters (MPI_Bcast) before all move their arrays: the
+    logical clock pairs rank 0's arrays with the others' (step 3), not its
+    header.
+    Variable v of rank r: at 65536 + 4*1000*(bytes of the variables before v)
+    + r*1000*size(v), sizes 4 (7 floats), 8 (pid), 2 (mask): 38000 B a rank."""
+    r = traced("hacc_like", 4, *([1000, "job-open"] if mode == "job-open" else []))
+    m = tmp_path / "m.json"
+    assert subprocess.run(IOMODEL + ["analyze", str(r.trace_dir), "-o", str(m), "-q"]).returncode == 0
+    model = json.loads(m.read_text())
+    sizes = [4000] * 7 + [8000, 2000]
+    got = [(p["operation"], p["ranks"], p["request_sizes"], p["rep"], p["weight"], p["offsets"]["first"],
+            p["offsets"]["per_rank"], p.get("own_open")) for p in model["phases"]]
+    own = True if mode == "own-open" else None
+    assert got == [("write", "0", [65536], 1, 65536, 0, None, own),
+                   ("write", "0-3", sizes, 1, 4 * 38000, 65536, 4000, None),
+                   ("read", "0", [65536], 1, 65536, 0, None, own),
+                   ("read", "0-3", sizes, 1, 4 * 38000, 65536, 4000, None)]
+    assert model["files"][0]["access_type"] == "shared" and model["files"][0]["np"] == 4
+    # the header's replay launches rank 0 alone: nobody else had it open
+    from iomodel.replay.ior import ior_invocations
+    header = ior_invocations(model)[0]
+    # through the job's open, the others had it open too (and are launched to)
+    assert (header.phase_ids, header.np, header.launch_np) == ([1], 1, 1 if own else 4)
+
+
+@BOTH_MPIS
+def test_collective_aggregators_from_the_layer_under_mpi_io(traced, tmp_path, mpi):
+    """btio_like 16^3 points of 40 B, 3 steps, 4 ranks, traced with
+    IOMODEL_UNDER_MPI=1: each step's collective write moves 40960 B a rank,
+    and the MPI-IO library's two-phase I/O has one aggregator on one node
+    (ROMIO's cb_nodes and OMPIO's default both give one a node): rank 0 writes
+    the whole step underneath, 16^3 * 40 = 163840 B, and reads the three steps
+    back, 491520 B.  The other processes write nothing to the file."""
+    run = traced("btio_like", 4, 16, 16, 16, 3, env={"IOMODEL_UNDER_MPI": "1"}, posix=True)
+    m = analyze(run, tmp_path / "model.json")
+    got = [(p["operation"], p["np"], p["weight"], p["aggregators"]["ranks"], p["aggregators"]["bytes"])
+           for p in m["phases"]]
+    assert got == [("write", 4, 163840, "0", 163840)] * 3 + [("read", 4, 491520, "0", 491520)]
+    for p in m["phases"]:
+        assert p["aggregators"]["time_s"] > 0 and p["aggregators"]["others_time_s"] > 0
+    # without the layer under MPI-IO the model cannot tell
+    plain = analyze(traced("btio_like", 4, 16, 16, 16, 3), tmp_path / "plain.json")
+    assert not any("aggregators" in p for p in plain["phases"])

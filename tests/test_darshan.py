@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import darshan.log_utils
-from iomodel.analyzer.darshan import DarshanInputError, _posix_offsets, ops_from_darshan
+from iomodel.analyzer.darshan import DarshanInputError, _collective, _posix_offsets, ops_from_darshan
 from iomodel.analyzer.ops import OPS_SCHEMA
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "darshan"
@@ -59,8 +59,17 @@ def test_every_dxt_log_gives_a_well_formed_ops(name):
     assert t.num_rows > 0
     r = {c: t[c].to_pylist() for c in t.column_names}
     # what Darshan does not record
-    for c in ("routine", "collective", "pointer", "nonblocking"):
+    for c in ("routine", "pointer", "nonblocking"):
         assert t[c].null_count == t.num_rows, c
+    # collective: from the MPI-IO counters of DXT_MPIIO's files, which in these logs
+    # count independent reads and writes only (mpi-io-test, IOR's defaults)
+    coll = r["collective"]
+    if ops.source["module"] == "DXT_MPIIO":
+        assert set(coll) == {False}
+        assert any(s.startswith(f"whether an operation was collective, for {len(coll)} of {len(coll)} operations")
+                   for s in ops.source["inferred"])
+    else:
+        assert set(coll) == {None} and "whether an operation was collective" in ops.source["unavailable"]
     assert set(r["lclock"]) == {-1}
     assert ops.final_lclock is None
     # sorted by rank, then start time
@@ -77,7 +86,7 @@ def test_every_dxt_log_gives_a_well_formed_ops(name):
     assert src["kind"] == "darshan" and src["path"] == str(log_path(name))
     assert src["module"] in ("DXT_MPIIO", "DXT_POSIX")
     assert src["inferred"][0].startswith(f"operations from Darshan's {src['module']} trace")
-    for must in ("the MPI routine of each operation", "whether an operation was collective",
+    for must in ("the MPI routine of each operation",
                  "the logical clock (communication between operations): bursts are split by "
                  "idle time"):
         assert must in src["unavailable"]
@@ -299,7 +308,8 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "iomodel", "analyze", str(log), "-o", str(out),
                            "-q"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "cannot tell whether an operation was collective" in proc.stderr
+    # IOR's HDF5 I/O is independent by default, and the MPI-IO counters say so
+    assert "cannot tell whether an operation was collective" not in proc.stderr
     from iomodel.models import load_model
     m = load_model(out)
     assert json.loads(out.read_text()) == m
@@ -310,7 +320,7 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
     app = m["application"]
     assert (app["name"], app["np"], app["hosts"], app["run_time_s"]) == \
         ("ior", 4, {"nid00097": 4}, 1.0)
-    assert app["features"]["collective"] is None and app["features"]["independent"] is None
+    assert app["features"]["collective"] is False and app["features"]["independent"] is True
     assert [f["name"] for f in m["files"]] == ["/global/cscratch1/sd/ssnyder/test123.h5"]
     assert (m["files"][0]["access_type"], m["files"][0]["role"]) == ("shared", "inout")
     ph = m["phases"]
@@ -318,7 +328,7 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
         ("write", "0-3", 4 * MiB),
         ("write", "0-3", 232 + 664 + 272 + 328),
         ("read", "0-3", 4 * MiB + 2512 + 3 * 1896)]
-    assert all(p["routine"] is None and p["collective"] is None for p in ph)
+    assert all(p["routine"] is None and p["collective"] is False for p in ph)
     # the data: rank 0's at 2048, each rank 1 MiB further
     assert (ph[0]["offsets"]["first"], ph[0]["offsets"]["per_rank"]) == (2048, MiB)
     assert m["weight"] == sum(p["weight"] for p in ph)
@@ -326,9 +336,10 @@ def test_analyze_ior_hdf5_example_end_to_end(tmp_path):
 
 def test_the_metadata_line_says_only_what_the_log_holds(tmp_path):
     """partial_data_dxt.darshan: one process reading one file through MPI-IO.
-    A Darshan log keeps no call features, so the metadata line says the model
-    has data access (it has phases) and lists the features as unknown, in the
-    singular where there is one."""
+    A Darshan log keeps no call features but whether calls were collective,
+    which its MPI-IO counters tell (1,000,000 independent reads), so the
+    metadata line says the operations were independent and lists the other
+    features as unknown, in the singular where there is one."""
     out = tmp_path / "m.json"
     iomodel = [sys.executable, "-m", "iomodel"]
     assert subprocess.run(iomodel + ["analyze", str(log_path("partial_data_dxt.darshan")), "-o", str(out),
@@ -337,8 +348,42 @@ def test_the_metadata_line_says_only_what_the_log_holds(tmp_path):
     lines = shown.splitlines()
     assert lines[0] == "application   mpi-io-test: 1 process on carns-x1-7g (1)"
     assert lines[3] == (
-        "metadata      Data access through MPI-IO; Strided access mode; Unique access type; 1 unique file "
-        "(one per process). Unknown from this source: explicit offsets, individual file pointers, shared file "
-        "pointers, blocking I/O operations, nonblocking I/O operations, collective operations, independent "
-        "operations.")
+        "metadata      Independent operations through MPI-IO; Strided access mode; Unique access type; 1 unique "
+        "file (one per process). Unknown from this source: explicit offsets, individual file pointers, shared "
+        "file pointers, blocking I/O operations, nonblocking I/O operations.")
     assert lines[4].endswith("(1 path, 1 process)")
+
+
+def test_collective_from_the_counters_and_the_calls_overlaps():
+    """S3D-IO's checkpoint as DXT_MPIIO would record it on 4 ranks: rank 0
+    writes the 588-byte header alone (t 1.00 to 1.01), then every rank its 4
+    variables with collective calls, the calls of one variable overlapping
+    on all ranks (rank r's k-th from 2 + 0.3k + 0.01r to 2.2 + 0.3k + 0.01r)."""
+    def seg(rows):
+        rank, t0, t1 = zip(*rows)
+        n = len(rows)
+        return {"rank": np.array(rank), "id": np.full(n, 7, np.uint64), "write": np.ones(n, bool),
+                "offset": np.zeros(n, np.int64), "length": np.full(n, 100), "t_start": np.array(t0),
+                "t_end": np.array(t1)}
+    rows = [(0, 1.0, 1.01)] + [(r, 2 + 0.3 * k + 0.01 * r, 2.2 + 0.3 * k + 0.01 * r)
+                               for r in range(4) for k in range(4)]
+    s = seg(rows)
+    header_then_data = [0] + [1] * 16
+
+    def counts(coll, indep):
+        return {"MPIIO_COLL_WRITES": coll, "MPIIO_SPLIT_WRITES": 0, "MPIIO_INDEP_WRITES": indep,
+                "MPIIO_NB_WRITES": 0, "MPIIO_COLL_READS": 0, "MPIIO_SPLIT_READS": 0,
+                "MPIIO_INDEP_READS": 0, "MPIIO_NB_READS": 0}
+    # the record Darshan reduces for a file all ranks opened: 16 collective, 1 independent
+    assert _collective({(7, -1): counts(16, 1)}, s).tolist() == header_then_data
+    # per-rank records: ranks 1-3 all collective (counters alone), rank 0 mixed (time)
+    per_rank = {(7, 0): counts(4, 1), **{(7, r): counts(4, 0) for r in (1, 2, 3)}}
+    assert _collective(per_rank, s).tolist() == header_then_data
+    # counters and times that disagree (2 independent calls counted): unknown, not guessed
+    assert _collective({(7, -1): counts(15, 2)}, s).tolist() == [-1] * 17
+    # one rank alone on a file: the time cannot tell
+    one = seg([(0, 1.0, 1.1), (0, 2.0, 2.1)])
+    assert _collective({(7, 0): counts(1, 1)}, one).tolist() == [-1, -1]
+    # independent only, or collective only: from the counters
+    assert _collective({(7, -1): counts(0, 17)}, s).tolist() == [0] * 17
+    assert _collective({(7, -1): counts(17, 0)}, s).tolist() == [1] * 17

@@ -232,6 +232,32 @@ def test_sequential_run_one_segment_per_phase():
     assert inv.approximations == []
 
 
+def test_unknown_offsets_take_the_sequential_layout():
+    # a Darshan log whose offsets it cannot give: mode unknown, IOR's sequential layout
+    phase = make_phase(1, rs=MIB, rep=4, mode="unknown", first=None, per_rank=None, stride=None,
+                       contiguous=None)
+    inv = only(make_model([phase], files=[("shared", "unknown")]))
+    assert (inv.segments, inv.block, inv.transfer, inv.flags) == (1, 4 * MIB, MIB, ["-w"])
+    assert inv.approximations == ["The file offsets are unknown (the source does not give them): IOR's "
+                                  "sequential layout (one block of rep * rs a process and phase) was assumed."]
+
+
+def test_nested_strides_with_a_contiguous_innermost_level_are_iors_blocks():
+    # IOR's -s 10 -b 256k -t 64k at 4 processes: 4 contiguous transfers, then the others' blocks
+    phase = make_phase(1, rs=64 * 1024, rep=40, stride=None, per_rank=256 * 1024)
+    phase["offsets"]["nested"] = [[10, 4 * 256 * 1024], [4, 64 * 1024]]
+    inv = only(make_model([phase]))
+    assert (inv.segments, inv.block, inv.transfer, inv.flags) == (10, 256 * 1024, 64 * 1024, ["-w"])
+    assert inv.approximations == [] and inv.bytes == inv.weight
+    # a nest whose blocks are not np * b apart: in order, said
+    phase["offsets"]["nested"] = [[10, 5 * 256 * 1024], [4, 64 * 1024]]
+    inv = only(make_model([phase]))
+    assert (inv.segments, inv.block, "-z" in inv.flags) == (10, 256 * 1024, False)
+    assert inv.approximations == ["A process's offsets are nested strides (10 x 1310720 B, 4 x 65536 B, "
+                                  "outermost first): IOR walks them in order as 10 evenly spaced segments "
+                                  "of 4 transfers, 1048576 B apart."]
+
+
 def test_strided_run_total_repetitions():
     # BT-IO's shape: identical phases of rep 1, one dump after the other
     phases = [make_phase(i, first=(i - 1) * 4 * MIB) for i in range(1, 6)]

@@ -446,3 +446,19 @@ def test_io_before_mpi_init_past_the_tracers_memory(traced):
     assert run.trace().gaps["notes"] == [
         "rank 0: the calls before MPI_Init filled the tracer's memory after 510 events; the later ones "
         "before it were not recorded"]
+
+
+@BOTH_MPIS
+def test_duplicated_descriptors_share_their_open_and_position(traced, mpi):
+    """dup_log, 2 ranks: each writes its log through fd, then dup(fd), then
+    dup2(fd, 100 + r), then dup(fd) again after fd is closed, each write at the
+    position the descriptors share (100, 200, 300, 400 bytes at 0, 100, 300,
+    600), and reads the 1000 bytes back through dup3 of a new open."""
+    from iomodel.analyzer import load_ops
+    run = traced("dup_log", 2, posix=True)
+    assert run.proc.returncode == 0
+    ops = load_ops(run.trace_dir)
+    for r in ops.ranks:
+        assert {ops.paths[p] for p in r.path} == {f"{run.data_dir}/log.{r.rank}"}
+        assert list(zip(r.write.tolist(), r.offset.tolist(), r.bytes.tolist())) == \
+            [(True, 0, 100), (True, 100, 200), (True, 300, 300), (True, 600, 400), (False, 0, 1000)]

@@ -743,3 +743,32 @@ def test_compare_two_files_of_one_name_are_two_rows(tmp_path):
     assert res2["predictions"]["vc3 (b.yaml)"]["io_time_s"] == pytest.approx(m["weight"] / (1000 * MiB))
     p = run("compare", btio, "--vc", tmp_path / "a.yaml", "--profile", f"c.yaml={tmp_path / 'fast.parquet'}")
     assert p.returncode == 2 and "--profile names no --vc cluster: c.yaml" in p.stderr
+
+
+def test_characterize_for_a_model(traced, local_vc, tmp_path):
+    """--for MODEL: exactly the points the model's replay runs.  ior_cmd's
+    -a MPIIO -c -s 4 -b 64k -t 16k -w -r at 2 ranks: one collective write and
+    one collective read of 16 KiB transfers on a shared file (the read after a
+    reopen: no reread), so two points of np 2, 16384 B, shared, collective;
+    each with its one-operation run; and the same two with the buffer's
+    offset past a page for the read, where the model has one (not for the
+    collective write: its data reaches the file from the aggregators' buffers)."""
+    r = traced("ior_cmd", 2, "-a", "MPIIO", "-c", "-s", "4", "-b", "64k", "-t", "16k", "-w", "-r")
+    m = tmp_path / "m.json"
+    assert run("analyze", r.trace_dir, "-o", m, "-q").returncode == 0
+    model = json.loads(m.read_text())
+    boff = {p["operation"]: p.get("buffer_offset") for p in model["phases"]}
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--for", m, "--bytes", "256k", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    got = sorted((r["operation"], r["np"], r["transfer_size"], r["access_type"], r["collective"],
+                  r["ops_per_process"], r["buffer_offset"] or 0) for r in rows)
+    # --bytes 256k: 256k / (16k * 2) = 8 operations a process, and the one-op run
+    want = [("write", 2, 16384, "shared", True, n, 0) for n in (1, 8)] + \
+        [("read", 2, 16384, "shared", True, n, 0) for n in (1, 8)]
+    if boff["read"]:
+        want += [("read", 2, 16384, "shared", True, n, boff["read"]) for n in (1, 8)]
+    assert got == sorted(want)
+    bad = run("characterize", "--vc", local_vc, "--for", m, "--sizes", "4k", "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "--for takes the points from the model(s): not with --sizes" in bad.stderr

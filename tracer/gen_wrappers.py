@@ -42,7 +42,7 @@ CLASS_PARAMS = {
 # inside a traced MPI call ("NAME under MPI"), recorded with IOMODEL_UNDER_MPI=1.
 POSIX_PARAMS = {
     "p_open": ("path", "flags"), "p_openat": ("dirfd", "path", "flags"), "p_creat": ("path", "mode"),
-    "p_close": ("fd",), "p_unlink": ("path",), "p_io": ("fd", "buf", "count"),
+    "p_close": ("fd",), "p_dup": ("oldfd",), "p_unlink": ("path",), "p_io": ("fd", "buf", "count"),
     "p_iov": ("fd", "iov", "iovcnt"), "p_seek": ("fd", "offset", "whence"), "p_call": ("fd",),
     "s_open": ("path", "mode"), "s_fdopen": ("fd", "mode"), "s_close": ("stream",),
     "s_io": ("ptr", "size", "nmemb", "stream"), "s_seek": ("stream", "offset", "whence"),
@@ -245,6 +245,8 @@ def posix_wrapper(template, lineno, cls, name, flags, proto):
              "p_iov": f"IOM_P_IOV({name}, IOM_OP_{name}, {under}, {bits}, {pos}, {call})",
              "p_call": f"IOM_P_CALL({name}, IOM_OP_{name}, {under}, {arg}, {call})",
              "s_io": f"IOM_S_IO({name}, IOM_OP_{name}, {bits}, {call})",
+             # dup2 and dup3 name the new descriptor, which they close first if open
+             "p_dup": f"IOM_P_DUP({name}, IOM_OP_{name}, {under}, {'newfd' if 'newfd' in args else '-1'}, {call})",
              }.get(cls, f"IOM_{cls.upper()}({name}, IOM_OP_{name}, {under}, {call})")
     head = ""
     if variadic:        # open's mode: only there with O_CREAT or O_TMPFILE

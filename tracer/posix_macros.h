@@ -83,6 +83,31 @@ static inline int64_t iom_iov_bytes(const struct iovec *iov, int n)
     iom_p_close(IOM_P_OP(OP, UOP), iom_rc, fd, iom_s, iom_t0, iom_t1);              \
     IOM_P_DONE
 
+/* dup, dup2, dup3: the new descriptor of a followed one shares its slot (its
+ * open and its position, as the kernel's file description); a followed
+ * descriptor that dup2 or dup3 replaces (NEWFD) is closed. */
+#define IOM_P_DUP(NAME, OP, UOP, NEWFD, CALL)                                       \
+    IOM_P_REAL(NAME)                                                                \
+    int iom_s = iom_fd_slot(oldfd), iom_n = (NEWFD);                                \
+    if (IOM_LIKELY(iom_s < 0)) {                                                    \
+        int iom_ns = iom_n >= 0 && iom_n != oldfd ? iom_fd_slot(iom_n) : -1;        \
+        if (IOM_LIKELY(iom_ns < 0)) return CALL;                                    \
+        int iom_r = CALL, iom_e = errno;                                            \
+        if (iom_r >= 0) iom_p_forget(iom_n, iom_ns);                                \
+        errno = iom_e;                                                              \
+        return iom_r;                                                               \
+    }                                                                               \
+    int iom_m = iom_p_mode();                                                       \
+    if (!iom_m) {                                                                   \
+        int iom_r = CALL, iom_e = errno;                                            \
+        iom_p_dup(-1, iom_r, oldfd, iom_s, 0, 0);                                   \
+        errno = iom_e;                                                              \
+        return iom_r;                                                               \
+    }                                                                               \
+    IOM_P_TIMED(CALL)                                                               \
+    iom_p_dup(IOM_P_OP(OP, UOP), iom_rc, oldfd, iom_s, iom_t0, iom_t1);             \
+    IOM_P_DONE
+
 #define IOM_P_UNLINK(NAME, OP, UOP, CALL)                                           \
     IOM_P_REAL(NAME)                                                                \
     int iom_m = iom_p_mode();                                                       \

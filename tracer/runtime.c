@@ -426,7 +426,7 @@ static int pm_del(struct ptrmap *m, uintptr_t k, uint64_t *v)
 
 /* An open file: MPI-IO's (keyed by handle in `files`) or a POSIX descriptor's
  * (iom_fdslot[fd] = slot + 1), whose position the tracer keeps. */
-struct slot { uint64_t begin_seq; int busy; int append; int64_t pos; };
+struct slot { uint64_t begin_seq; int busy; int append; int64_t pos; int refs; };
 static struct ptrmap files, requests;
 static struct slot *slots;
 static int nslots, *free_slots, nfree;
@@ -463,7 +463,7 @@ static int slot_new(void)
         free_slots = nf;
         s = nslots++;
     } else return IOM_NO_SLOT;
-    slots[s] = (struct slot){UINT64_MAX, 1, 0, 0};
+    slots[s] = (struct slot){UINT64_MAX, 1, 0, 0, 1};
     return s;
 }
 
@@ -881,8 +881,26 @@ static void forget(int f, int slot)
 {
     if (f >= 0 && f < iom_nfd && iom_fdslot[f] == slot + 1) {
         iom_fdslot[f] = 0;
-        slot_free(slot);
+        if (--slots[slot].refs <= 0)          /* the last descriptor of its open (dup) */
+            slot_free(slot);
     }
+}
+
+/* A dup of a followed descriptor (rc: the new one, or -1): the new one shares
+ * the slot; one it replaced (dup2, dup3) is closed.  op < 0: no event (the call
+ * was made while recording was off). */
+void iom_p_dup(int op, int rc, int oldfd, int slot, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    if (op >= 0)
+        push(op, rc >= 0 ? 0u : IOM_F_ERROR, slot, rc, 0, t0, t1);
+    if (rc >= 0 && rc < iom_nfd && rc != oldfd) {
+        if (iom_fdslot[rc])
+            forget(rc, iom_fdslot[rc] - 1);
+        iom_fdslot[rc] = slot + 1;
+        slots[slot].refs++;
+    }
+    UNLOCK();
 }
 
 void iom_p_close(int op, int rc, int f, int slot, uint64_t t0, uint64_t t1)

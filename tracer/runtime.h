@@ -168,6 +168,7 @@ void iom_p_seek(int op, int slot, int64_t rc, int64_t offset, int whence,
 void iom_p_call(int op, unsigned flags, int slot, int64_t a, int64_t b,
                 uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_p_close(int op, int rc, int fd, int slot, uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_p_dup(int op, int rc, int oldfd, int slot, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_p_forget(int fd, int slot) IOM_HIDDEN;
 void iom_p_unlink(int op, int rc, const char *path, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 int64_t iom_s_tell(FILE *fp) IOM_HIDDEN;
