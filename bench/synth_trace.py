@@ -63,7 +63,7 @@ def routine_names():
     """The tracer's routine table: tracer/wrappers.tmpl in order (gen_wrappers.py)."""
     sys.path.insert(0, str(ROOT))
     from iomodel.tracer.gen_wrappers import read_template
-    return [name for _, _, name, _ in read_template(ROOT / "tracer" / "wrappers.tmpl")]
+    return [entry[2] for entry in read_template(ROOT / "tracer" / "wrappers.tmpl")]
 
 
 def meta_record(mtype, seq, body):
