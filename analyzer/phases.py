@@ -225,12 +225,11 @@ def _subset(r, idx):
     return type(r)(**cut)
 
 
-def _parts(r, group, clock):
+def _parts(r, meta):
     """The rank's operations to cut into bursts, each part on its own: its
-    data, and apart its library metadata (metadata_ops; from a trace, whose
-    logical clock says what happened between): [(RankOps, is metadata, the
-    parts' operations' indices in r or None for all)]."""
-    meta = metadata_ops(r, group) if clock else None
+    data, and apart its library metadata (`meta`, metadata_ops' mask, or
+    None): [(RankOps, is metadata, the parts' operations' indices in r or
+    None for all)]."""
     if meta is None:
         return [(r, False, None)]
     data, lib = np.flatnonzero(~meta), np.flatnonzero(meta)
@@ -363,7 +362,7 @@ def _in_rank_order(cut):
     b, mixed, nested, base = {}, {}, {}, 0
     for f in BURST_FIELDS:
         b[f] = np.concatenate([c[0][f] for c in cut])[order]
-    for bc, m, nst, first in cut:
+    for _, m, nst, first in cut:
         mixed.update({int(where[base + k]): v for k, v in m.items()})
         nested.update({int(where[base + k]): v for k, v in nst.items()})
         base += len(first)
@@ -419,10 +418,14 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
         g = of_path[r.path]
         return g, _joinable(r, g), _gaps(r, clock)
 
-    # pass 1: the distinct gaps of joinable pairs, for the threshold
-    values = set()
-    for r in ops.ranks:
-        for part, _, _ in _parts(r, of_path[r.path], clock):
+    # pass 1: the distinct gaps of joinable pairs, for the threshold; library
+    # metadata apart, from a trace (its logical clock says what came between)
+    values, meta_of = set(), {}
+    for i, r in enumerate(ops.ranks):
+        meta = metadata_ops(r, of_path[r.path]) if clock else None
+        if meta is not None:
+            meta_of[i] = meta
+        for part, _, _ in _parts(r, meta):
             _, j, gap = prepare(part)
             values.update(np.unique(gap[j]).tolist())
     threshold, rule = choose_threshold(np.array(sorted(values)), clock, max_comm_gap, max_idle_s)
@@ -444,7 +447,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
         if len(r):
             in_calls.append(float(np.maximum(r.t_end - r.t_start, 0.0).sum()))
             cut = []
-            for part, meta, idx in _parts(r, of_path[r.path], clock):
+            for part, meta, idx in _parts(r, meta_of.pop(i, None)):
                 g, j, gap = prepare(part)
                 split = votes[i] if votes is not None else gap > threshold
                 same = j & ~split

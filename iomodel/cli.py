@@ -430,6 +430,7 @@ def cmd_characterize(args):
         from iomodel.models import load_model
         from iomodel.replay.characterize import model_points
         points = model_points([load_model(m) for m in args.for_models])
+        nps = sorted({p["np"] for p in points})    # the job of a phase of fewer: the model's largest
     out = args.output or _default_dir("characterize", cluster.name)
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,
                                      target_bytes=_sizes(args.bytes)[0] if args.bytes else 256 << 20,
