@@ -234,13 +234,13 @@ def mutate_cluster(text, rnd):
     r = rnd.random()
     if r < 0.2:
         return _mutate_text(text, rnd)
-    doc = yaml.safe_load(text)
+    doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if r < 0.25:                                    # aliases that expand a billion-fold
         key = rnd.choice(["io_library", "description", "bandwidth", "run"])
-        return (BOMB + yaml.safe_dump({k: v for k, v in doc.items() if k != key}) + f"{key}: *g\n").encode()
+        return (BOMB + yaml.dump({k: v for k, v in doc.items() if k != key}, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)) + f"{key}: *g\n").encode()
     for _ in range(rnd.choice((1, 1, 2, 3))):
         doc = _mutate_tree(doc, rnd)
-    return yaml.safe_dump(doc, allow_unicode=True).encode()
+    return yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True).encode()
 
 
 # ------------------------------------------------------------------ running

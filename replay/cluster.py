@@ -150,8 +150,9 @@ class Cluster:
 
 # ---------------------------------------------------------------- YAML reading
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (PyYAML would keep the last silently)."""
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """SafeLoader that refuses duplicate keys (PyYAML would keep the last silently);
+    libyaml's parser where PyYAML has it (ten times faster than the pure-Python one)."""
 
 
 def _construct_mapping(loader, node, deep=False):
