@@ -115,6 +115,48 @@ def test_pnetcdf_s3d_checkpoints(library_build_dir, tmp_path, mode):
         ["ior -a MPIIO -s 1 -b 131072 -t 131072 -c -w"] * 5
 
 
+# pnc_s3d "record": a dimension "time" more in the header (count 8 + name 4 +
+# length 8 = 20) and one more dimid a variable (4 * 8): 488 + 20 + 32 = 540 B;
+# the records begin at 540 rounded up to the alignment, 1024; a record holds
+# each variable's record in turn, N^3 * (11 + 3 + 1 + 1) * 8 = 524288 B at N = 16.
+CDF5_RECORD_HEADER = 540
+RECORDS_BEGIN = 1024
+RECORD = 524288
+
+
+@pytest.mark.parametrize("mode", ["blocking", "nonblocking"])
+def test_pnetcdf_record_variables(library_build_dir, tmp_path, mode):
+    """pnc_s3d "record", 4 ranks, N = 16, 5 checkpoints into one file, each
+    the next record of S3D-IO's four variables (as a netCDF time series): the
+    solver's steps between checkpoints make each record's collective write a
+    phase of its own (rep 1, as the paper's BT-IO phases), at RECORDS_BEGIN +
+    i * RECORD. When a write adds a record, PnetCDF's rank 0 writes the new
+    record count (numrecs, 8 B at byte 4 of a CDF-5 file): blocking, after
+    the first variable's put_vara_all, between data writes, so it is the
+    library's metadata, a small phase of its own each record; nonblocking,
+    after wait_all's one write, so the last one, followed by the restart's
+    header read and not by data, is not between data and not marked. The
+    restart reads record 4 back."""
+    m, _ = trace_and_model(library_build_dir, tmp_path, "pnc_s3d", 4, mode, 16, 5, "record")
+    sizes = [90112, 24576, 8192, 8192] if mode == "blocking" else [131072]
+
+    def data(routine, i):
+        return (routine, "0-3", sizes, 1, 4 * 131072, RECORDS_BEGIN + i * RECORD, 256, True, None)
+    numrecs = ("MPI_File_write_at", "0", [8], 1, 8, 4, None, False, True)
+    last = numrecs if mode == "blocking" else numrecs[:-1] + (None,)
+    want = [("MPI_File_write_at", "0", [CDF5_RECORD_HEADER], 1, CDF5_RECORD_HEADER, 0, None, False, None)]
+    for i in range(5):
+        want += [data("MPI_File_write_at_all", i), numrecs if i < 4 else last]
+    want += [("MPI_File_read_at", "0", [PNC_HDR_CHUNK], 1, PNC_HDR_CHUNK, 0, None, False, None),
+             data("MPI_File_read_at_all", 4)]
+    got = [(p["routine"], p["ranks"], p["request_sizes"], p["rep"], p["weight"], p["offsets"]["first"],
+            p["offsets"].get("piece"), p["collective"], p.get("metadata")) for p in m["phases"]]
+    assert got == want
+    # every record's pieces start where the fixed-size file's did, within yspecies
+    assert {tuple(p["offsets"]["starts"]) for p in m["phases"] if p["np"] == 4} == {(0, 704, 11264, 11968)}
+    assert [(f["access_type"], f["extent"]) for f in m["files"]] == [("shared", RECORDS_BEGIN + 5 * RECORD)]
+
+
 B = 131072        # a rank's 64 rows of 256 doubles, each dump
 
 
