@@ -135,8 +135,8 @@ def char_args(np, repeat):
             # disk's rereads from the page cache: docs/accuracy.md)
             "--think", "30us,60us,250us,1ms",
             # no --random: on the testbed's disk random_io's writes cost the same in a random
-            # order as in order (bench/random_order.py; docs/accuracy.md, "Random writes on
-            # the disk")
+            # order as in order (bench/random_order.py; docs/accuracy.md, "Random order
+            # costs nothing on the disk")
             ]
 
 

@@ -5,8 +5,8 @@ tmpfs keeps a file in memory: writing to it is the kernel copying the
 application's buffer into page-cache pages, so a tmpfs VC is as fast as the
 machine's memory is at the moment.  On a virtual machine sharing its host that
 moves with the host's other guests, and no profile measured at one moment can
-predict another moment better than it moves (docs/accuracy.md, "tmpfs and the
-small phases").  This bench measures it without MPI, iomodel or a file view:
+predict another moment better than it moves (docs/accuracy.md, "tmpfs varies
+from launch to launch").  This bench measures it without MPI, iomodel or a file view:
 every sample is a new process, started `--gap` s after the last, that
 
   - copies one `--mib` MiB buffer into another, both touched before

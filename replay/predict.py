@@ -273,7 +273,7 @@ def _slower_after_computing(profile, op, args, k, tn, t_op, note):
     two processes' 16 KiB rereads from the page cache, 3.8 us back to back,
     took 5.6 us in random_io, computing 57 us between them.  Outside the k
     measured, a caution where they were slower than back to back
-    (docs/accuracy.md, "Rereads from the page cache after computing").  None
+    (docs/accuracy.md, "Rereads after computing are slower").  None
     when nothing is said."""
     np_, rs, access = args[0], args[1], args[2]
     bps = rs * np_ / t_op

@@ -92,8 +92,8 @@ random: random_io) can cost more than the same operations in order where
 the storage pays for the order (a spinning disk's seeks, read-ahead that
 misses).  Not on this project's testbed disk: random_io's 16 KiB writes cost
 the same there in a random order as in order, 0.98 times the profile's
-interleaved point (bench/random_order.py; docs/accuracy.md, "Random writes on
-the disk").  Points with `random` (`iomodel characterize --random`: each
+interleaved point (bench/random_order.py; docs/accuracy.md, "Random order
+costs nothing on the disk").  Points with `random` (`iomodel characterize --random`: each
 process's block in a random order, IOR's -z) measure that against the
 in-order point of the same kind, np, rs and operations: the phase's time is its in-order time
 times their ratio, interpolated as a bandwidth is (`_random_ratio`).
@@ -106,8 +106,8 @@ profile as pass k alone measured it (a point whose pass k did not count keeps
 its median): all of a pass's points come from one stretch of the cluster, so a
 prediction from each pass in turn shows how far the cluster's own variation
 moves it (predict's `io_time_passes_s`).  On the testbed's tmpfs a point's
-passes were up to 27% apart with the host calm (docs/accuracy.md, "tmpfs and
-the small phases").
+passes were up to 27% apart with the host calm (docs/accuracy.md, "tmpfs varies
+from launch to launch").
 """
 import math
 from pathlib import Path
@@ -560,8 +560,8 @@ class Profile:
         operation would have found in the processor's caches: on the testbed's
         disk two processes' 16 KiB rereads from the page cache took 4.5 us
         back to back, 4.0 computing 30 us between, 4.6 at 60 us, 5.7 at 120 us
-        and 9.3 at 1 ms (docs/accuracy.md, "Rereads from the page cache after
-        computing")."""
+        and 9.3 at 1 ms (docs/accuracy.md, "Rereads after
+        computing are slower")."""
         pts = self.computing_points(operation, np, rs, access_type, contended=False)
         if pts is None:
             return None
