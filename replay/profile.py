@@ -54,10 +54,10 @@ operations per process `ops` is given, the time is affine in it,
 
 with b (the time of one more operation) and a (the fixed cost) solved from the
 one-operation and the long point of each measured (np, rs), each interpolated
-in rs and np as above; BW_CH = ops * rs * np / t(ops).  a is negative when one
-operation alone is cheaper than one more in a long run (a token bucket's
-burst, a write-back cache): t(1) is then the measured one-op time, and the
-saving carries over to a phase of a few operations.
+in rs and np as above; BW_CH = ops * rs * np / t(ops).  A fit whose a is
+negative (one operation alone cheaper than one more in a long run: a token
+bucket's burst, a write-back cache, or noisy points) is refused and said: one
+operation takes the one-op time, more take b each.
 
 A phase whose operations cover pieces of a file view (the model's
 `offsets.piece`) moves its data as MPI-IO chooses for such pieces: aggregated
@@ -609,13 +609,22 @@ class Profile:
         bw_inf, how_inf = _lookup(per_op, np, rs)
         bw_one, how_one = _lookup(one, np, rs)
         b = rs * np / bw_inf
-        # a < 0 when the first operation is cheaper than the next ones (a token
-        # bucket's burst, a write-back cache): t(1) is still the one-op time measured
         a = rs * np / bw_one - b
         k = max(1, int(ops))
-        t = a + b * k
-        notes.append(f"{k} op{'s' * (k > 1)} per process: fixed {a * 1e6:.0f} us + {k} x {b * 1e6:.1f} us "
-                     f"(per op: {how_inf}; one op: {how_one})")
+        if a >= 0:
+            t = a + b * k
+            notes.append(f"{k} op{'s' * (k > 1)} per process: fixed {a * 1e6:.0f} us + {k} x {b * 1e6:.1f} us "
+                         f"(per op: {how_inf}; one op: {how_one})")
+            return k * rs * np / t, "; ".join(notes)
+        # a negative fixed cost (one operation alone cheaper than one more of a long
+        # run: a token bucket's burst, a write-back cache, or two noisy points) is no
+        # time: refused; one op is the one-op point, more are the per-op time each
+        t_one = rs * np / bw_one
+        t = t_one if k == 1 else b * k
+        notes.append(f"{k} op{'s' * (k > 1)} per process: " +
+                     (f"the one-op time, {t_one * 1e6:.1f} us" if k == 1 else f"{k} x {b * 1e6:.1f} us") +
+                     f" (per op: {how_inf}; one op: {how_one}; a fixed cost fitted at {a * 1e6:.0f} us, "
+                     f"below 0: refused, one op alone was faster than one more of a long run)")
         return k * rs * np / t, "; ".join(notes)
 
     @staticmethod

@@ -442,14 +442,19 @@ def test_a_phase_of_few_operations_pays_the_fixed_cost():
     assert 3 * 4 * 1024 * KiB / bw == pytest.approx(3 * 0.004, rel=1e-12)
     assert note.startswith("3 ops per process: fixed 0 us + 3 x 4000.0 us (per op: measured; one op: measured")
     # one op cheaper than the next ones (a token bucket's burst): 64 ops in 26.6 ms, 1 op
-    # in 0.2 ms: b = 26.4 ms / 63, a = 0.2 ms - b < 0; 16 ops: 0.2 ms + 15 b = 6.4857 ms
+    # in 0.2 ms: b = 26.4 ms / 63 = 419.0 us, a = 0.2 ms - b = -219 us < 0: the fit is
+    # refused; 16 ops: 16 b = 6.7048 ms, said
     burst = Profile.from_points([{"operation": "write", **pts[0]},
                                  {"operation": "write", "np": 4, "rs": 64 * KiB, "ops_per_process": 1,
                                   "bw_Bps": 4 * 64 * KiB / 0.0002}])
     bw, note = burst.bandwidth("write", 4, 64 * KiB, ops=16)
-    assert 16 * 4 * 64 * KiB / bw == pytest.approx(0.0002 + 15 * 0.0264 / 63, rel=1e-12)
-    assert note.startswith("16 ops per process: fixed -219 us + 16 x 419.0 us (per op: measured; one op: measured")
-    assert 4 * 64 * KiB / burst.bandwidth("write", 4, 64 * KiB, ops=1)[0] == pytest.approx(0.0002, rel=1e-12)
+    assert 16 * 4 * 64 * KiB / bw == pytest.approx(16 * 0.0264 / 63, rel=1e-12)
+    assert note == ("16 ops per process: 16 x 419.0 us (per op: measured; one op: measured; a fixed cost "
+                    "fitted at -219 us, below 0: refused, one op alone was faster than one more of a long run)")
+    bw, note = burst.bandwidth("write", 4, 64 * KiB, ops=1)
+    assert 4 * 64 * KiB / bw == pytest.approx(0.0002, rel=1e-12)
+    assert note.startswith("1 op per process: the one-op time, 200.0 us (per op: measured; one op: measured; "
+                           "a fixed cost fitted at -219 us, below 0: refused")
     # without ops (or without one-op points) the long points answer, as before
     assert prof.bandwidth("write", 4, 64 * KiB) == (pts[0]["bw_Bps"], "measured")
     long_only = Profile.from_points([{"operation": "write", **p} for p in pts if p["ops_per_process"] > 1])
