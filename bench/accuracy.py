@@ -72,8 +72,8 @@ MiB = 1 << 20
 # --one-stripe added about 100 points a pass)
 CHAR_TIMEOUT = 2400
 
-# (app, size label, program, args after OUTDIR): the five example applications
-# (BT-IO-like, S3D-IO-like, file per process, random access, an mpi4py program), two
+# (app, size label, program, args after OUTDIR): six example applications (BT-IO-like,
+# S3D-IO-like, file per process, random access, an mpi4py program, a solver), two
 # problem sizes each, NP ranks
 APPS = [
     ("btio_like", "32^3x8", "btio_like", ["32", "32", "32", "8"]),
@@ -86,11 +86,16 @@ APPS = [
     ("random_io", "16KiBx256", "random_io", ["16384", "256"]),
     ("py_io", "256KiBx8", "py_io", ["256", "8"]),
     ("py_io", "1MiBx8", "py_io", ["1024", "8"]),
+    # a solver computing between its collective dumps (ADI sweeps, 10 steps a dump:
+    # about 0.2 s and 0.6 s between dumps here); expected model: tests/test_analyzer.py
+    ("solver_like", "48^3x4", "solver_like", ["48", "48", "48", "4", "10"]),
+    ("solver_like", "64^3x4", "solver_like", ["64", "64", "64", "4", "10"]),
 ]
 PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
             "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
             "fpp_io": ROOT / "examples" / "fpp_io.c",
-            "random_io": ROOT / "examples" / "random_io.c"}
+            "random_io": ROOT / "examples" / "random_io.c",
+            "solver_like": ROOT / "examples" / "solver_like.c"}
 
 
 # The Open MPI settings of every run here (applications, profiles, replays).

@@ -403,3 +403,30 @@ def test_collective_aggregators_from_the_layer_under_mpi_io(traced, tmp_path, mp
     # without the layer under MPI-IO the model cannot tell
     plain = analyze(traced("btio_like", 4, 16, 16, 16, 3), tmp_path / "plain.json")
     assert not any("aggregators" in p for p in plain["phases"])
+
+
+@BOTH_MPIS
+def test_a_solver_that_computes_between_its_dumps(traced, tmp_path, mpi):
+    """solver_like 16^3 cells of 40 B on 2 ranks (z slabs of 8), 3 dumps, 2 ADI
+    steps before each (2 MPI_Sendrecv and 1 MPI_Allreduce a step: 6 calls
+    between dumps), then the 3 dumps read back one after another. A rank's
+    dump: 16 * 16 * 8 * 40 = 81920 B through its view, 256 pieces of 8 * 40 =
+    320 B, rank 1's first 320 B past rank 0's; dump d at d * 163840. The
+    computing between dumps makes each its own phase (the rule's break between
+    0 and 6 calls), as the paper's BT-IO; the reads are one phase of rep 3,
+    reread through the open that wrote them. The time computed between dumps
+    is the gap before each write phase (gap_s), none inside the phases."""
+    run = traced("solver_like", 2, 16, 16, 16, 3, 2)
+    m = analyze(run, tmp_path / "model.json")
+    got = [(p["routine"], p["np"], p["request_sizes"], p["rep"], p["weight"], p["access_mode"], p["collective"],
+            p["offsets"]["first"], p["offsets"]["per_rank"], p["offsets"]["stride"], p["offsets"]["piece"],
+            p["gap_comm"]) for p in m["phases"]]
+    write = [("MPI_File_write_at_all", 2, [81920], 1, 163840, "strided", True, d * 163840, 320, None, 320, 6)
+             for d in range(3)]
+    assert got == write + [("MPI_File_read_at_all", 2, [81920], 3, 491520, "strided", True, 0, 320, 163840,
+                            320, 0)]
+    assert m["phases"][-1]["reread_bytes"] == 491520
+    assert m["analysis"]["max_comm_gap"] == 0
+    assert [p["compute_s"] for p in m["phases"][:3]] == [0.0] * 3
+    assert all(p["gap_s"] > 0 for p in m["phases"])
+    assert [(f["access_type"], f["extent"]) for f in m["files"]] == [("shared", 3 * 163840)]
