@@ -26,9 +26,16 @@ def cmd_trace(args):
     files = sorted(out.glob("rank-*.iot"))
     nranks = max((header_nranks(f) for f in files), default=0)
     of = f" of {nranks}" if nranks > len(files) else ""
-    print(f"iomodel: trace of {len(files)}{of} rank(s) in {args.output}" if files else
-          f"iomodel: no trace was written in {args.output} (did the application call MPI_Init?)",
-          file=sys.stderr)
+    if files:
+        print(f"iomodel: trace of {len(files)}{of} rank(s) in {args.output}", file=sys.stderr)
+    elif rc:
+        root = " (as root, Open MPI's mpirun needs --allow-run-as-root)" \
+            if os.geteuid() == 0 and Path(cmd[0]).name.startswith(("mpirun", "orterun")) else ""
+        print(f"iomodel: no trace was written in {args.output}: the command exited with status {rc} "
+              f"before any process called MPI_Init; its own messages are above{root}", file=sys.stderr)
+    else:
+        print(f"iomodel: no trace was written in {args.output}: the command ran, but no process "
+              "called MPI_Init (not an MPI program?)", file=sys.stderr)
     if of:
         print(f"iomodel: warning: {nranks - len(files)} rank(s) wrote no trace file: the trace is "
               "partial (iomodel trace-info says which)", file=sys.stderr)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from iomodel.outputs import atomic_path
 
-from .predict import PredictError, feasibility, money, needed_processes, predict
+from .predict import PredictError, feasibility, money, needed_processes, predict, seconds
 from .profile import MiB, Profile, ProfileError
 
 __all__ = ["compare", "format_comparison", "plot_comparison", "COST_KEYS"]
@@ -143,7 +143,7 @@ def format_comparison(result):
             continue
         perf = p["performance_Bps"]
         pc = result["perf_cost"][lb]
-        L.append(f"{lb:<16} {feas:<8} {p['io_time_s']:>11.2f} "
+        L.append(f"{lb:<16} {feas:<8} {seconds(p['io_time_s']):>11} "
                  f"{'-' if perf is None else f'{perf / MiB:.1f}':>9} {money(p['cost_var_usd']):>10} "
                  f"{money(p['cost_fix_usd']):>10} {money(p['cost_usd']):>10} {money(p['billed_usd']):>10} "
                  f"{'-' if pc is None else f'{pc:#.4g}'.rstrip('.'):>12}")   # 25.60, not 25.6

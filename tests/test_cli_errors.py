@@ -25,6 +25,22 @@ def one_error(proc, *words):
         assert w in lines[0], (w, lines[0])
 
 
+def test_trace_says_why_no_trace_was_written(tmp_path):
+    """A command that fails before any process calls MPI_Init (here `false`,
+    status 1; mpirun refusing to run as root is the usual one) is said to have,
+    with its status, which iomodel exits with; one that runs without MPI, too."""
+    p = run("trace", "-o", tmp_path / "t", "--", "false")
+    assert p.returncode == 1
+    assert p.stderr.strip().splitlines()[-1] == (
+        f"iomodel: no trace was written in {tmp_path / 't'}: the command exited with status 1 before any "
+        "process called MPI_Init; its own messages are above")
+    p = run("trace", "-o", tmp_path / "t", "--", "true")
+    assert p.returncode == 0
+    assert p.stderr.strip().splitlines()[-1] == (
+        f"iomodel: no trace was written in {tmp_path / 't'}: the command ran, but no process called "
+        "MPI_Init (not an MPI program?)")
+
+
 def test_analyze_missing_input(tmp_path):
     one_error(run("analyze", tmp_path / "nothing", "-o", tmp_path / "m.json"),
               str(tmp_path / "nothing"), "no such trace directory")
