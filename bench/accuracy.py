@@ -548,8 +548,9 @@ def main():
                             _, st, aside = until_calm(attempt, args.steal_retries, pause=STEAL_PAUSE_S,
                                                       on_stolen=set_aside(work, rdir, what=f"[{vc.name}] {rdir.name}"))
                             return predict(mpath, vc, ["--replay", rdir], log), st, aside
-                        repl, repl_steal, repl_aside = replay(work / f"replay-{vc.name}-{key}")
-                        # and as modelled: the phases' offsets, the idle time between them and within
+                        # back to back, as the paper replays (IOR's layout)
+                        repl, repl_steal, repl_aside = replay(work / f"replay-{vc.name}-{key}", "--back-to-back")
+                        # and as modelled (the default): the phases' offsets, the idle time between them and within
                         modl, modl_steal, modl_aside = replay(work / f"replay-modelled-{vc.name}-{key}",
                                                               "--as-modelled")
                         # the application itself, vc.runs times: per phase the median duration

@@ -288,7 +288,8 @@ def cmd_predict(args):
         from iomodel.replay.runner import replay
         out = args.replay if args.replay is not True else \
             _default_dir("replay", model["application"]["name"], cluster.name)
-        _, failures = replay(model, cluster, get_backend(args.backend), out)
+        _, failures = replay(model, cluster, get_backend(args.backend), out,
+                             as_modelled=args.backend == "builtin")     # replay's default
         if failures:
             return fail(f"{len(failures)} replay run(s) failed (see {out}/results.json)", code=1)
         args.replay = out
@@ -350,8 +351,12 @@ def cmd_replay(args):
     cluster = _one_cluster(args)
     backend = get_backend(args.backend)
     out = args.output or _default_dir("replay", model["application"]["name"], cluster.name)
+    as_modelled = args.as_modelled if args.as_modelled is not None else args.backend == "builtin"
+    if args.backend == "ior" and args.as_modelled is None:
+        print("iomodel: IOR replays the phases back to back in its own layout: the application's "
+              "computing between them is not replayed (the builtin backend replays it)", file=sys.stderr)
     by_phase, failures = replay(model, cluster, backend, out, repeat=args.repeat, timeout=args.timeout,
-                                as_modelled=args.as_modelled, launches=args.launches)
+                                as_modelled=as_modelled, launches=args.launches)
     byid = {p["id"]: p for p in model["phases"]}
     print(f"\n{'IdPh':>10} {'op':<6} {'np':>4} {'BW_CH MiB/s':>12} {'time s':>10} {'variation':>9}")
     for first, last in model["runs"]:   # one row per run of identical phases, as `show`
@@ -544,8 +549,9 @@ def build_parser():
     pr.add_argument("--replay", nargs="?", const=True, metavar="DIR",
                     help="use the bandwidths `iomodel replay` measured into DIR; without DIR, or "
                     "if DIR has no results yet, replay the model there now")
-    pr.add_argument("--backend", choices=("ior", "builtin"), default="ior",
-                    help="with --replay: the replay backend (default: %(default)s)")
+    pr.add_argument("--backend", choices=("ior", "builtin"), default="builtin",
+                    help="with --replay: the replay backend, as `iomodel replay`'s default "
+                    "(builtin: as modelled) (default: %(default)s)")
     trust_option(pr)
     pr.set_defaults(func=cmd_predict)
 
@@ -574,17 +580,22 @@ def build_parser():
                         "Interrupted, it resumes where it stopped.")
     rp.add_argument("model", help="model file")
     rp.add_argument("--vc", required=True, help="cluster description (YAML, or vc1..vc4, local)")
-    rp.add_argument("--backend", choices=("ior", "builtin"), default="ior",
-                    help="IOR from the cluster, or iomodel's own replayer (default: %(default)s)")
+    rp.add_argument("--backend", choices=("ior", "builtin"), default="builtin",
+                    help="iomodel's own replayer, or IOR from the cluster (default: %(default)s)")
     rp.add_argument("--repeat", type=int, default=1, metavar="N", help="repetitions of each run (IOR -i)")
     rp.add_argument("--launches", type=int, default=1, metavar="L",
                     help="spread the --repeat repetitions over L launches of each run, the time "
                     "their median over all (default: %(default)s: one launch, IOR -i N)")
     rp.add_argument("-o", "--output", metavar="DIR", help="results directory (default: replay-APP-VC)")
     rp.add_argument("--timeout", type=float, metavar="S", help="give up a run after S seconds")
-    rp.add_argument("--as-modelled", action="store_true",
-                    help="built-in backend: the phases' own offsets (when affine in the rank) and "
-                    "the application's idle time between them, instead of IOR's layout")
+    how = rp.add_mutually_exclusive_group()
+    how.add_argument("--as-modelled", dest="as_modelled", action="store_true", default=None,
+                     help="the phases at their own offsets (when affine in the rank), with the "
+                     "application's idle time between them and computing between their operations "
+                     "(the default with the builtin backend)")
+    how.add_argument("--back-to-back", dest="as_modelled", action="store_false",
+                     help="the phases back to back in IOR's layout, as the paper replays them "
+                     "(always so with --backend ior)")
     trust_option(rp)
     rp.set_defaults(func=cmd_replay)
 

@@ -574,9 +574,10 @@ def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, t
     assert run("analyze", r.trace_dir, "-o", model, "-q").returncode == 0
     m = json.loads(model.read_text())
     out = tmp_path / "r"
-    p = run("replay", model, "--vc", local_vc, "--backend", "builtin", "--as-modelled", "-o", out)
+    p = run("replay", model, "--vc", local_vc, "-o", out)       # the builtin backend, as modelled: the default
     assert p.returncode == 0, p.stderr
     runs = json.loads((out / "results.json").read_text())["runs"].values()
+    assert all(e["backend"] == "builtin" for e in runs)
     first_run = min(runs, key=lambda e: e["phase_ids"][0])
     # the six writes (S = 6, T = 4096 B at i*P*T + r*T) are the first run
     assert first_run["phase_ids"] == [1, 2, 3, 4, 5, 6]
@@ -590,9 +591,16 @@ def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, t
     # 12 barriers between the phases: they start together in the replay too
     assert [x["gap_comm"] for x in ph[1:]] == [12] * (len(ph) - 1) and opts[2] == "--iomodel.gapBarrier"
     assert all(e["ok"] for e in runs) and first_run["command"][-3:] == opts
-    # IOR has only its own layout
+    # back to back, as the paper replays: IOR's layout, no gaps
+    p = run("replay", model, "--vc", local_vc, "--back-to-back", "-o", tmp_path / "b2b")
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((tmp_path / "b2b" / "results.json").read_text())["runs"].values()
+    assert all(e["as_modelled"] == [] and not any("--iomodel.gap" in a for a in e["command"]) for e in runs)
+    # IOR has only its own layout: asked for, refused; by default, said
     p = run("replay", model, "--vc", local_vc, "--backend", "ior", "--as-modelled", "-o", out)
     assert p.returncode == 2 and "--as-modelled needs --backend builtin" in p.stderr
+    p = run("replay", model, "--vc", local_vc, "--backend", "ior", "-o", tmp_path / "i", env={"PATH": "/usr/bin:/bin"})
+    assert "IOR replays the phases back to back in its own layout" in p.stderr
 
 
 def test_replay_as_modelled_computes_between_a_phases_operations(traced, local_vc, tmp_path):
