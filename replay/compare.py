@@ -147,6 +147,8 @@ def format_comparison(result):
                  f"{'-' if perf is None else f'{perf / MiB:.1f}':>9} {money(p['cost_var_usd']):>10} "
                  f"{money(p['cost_fix_usd']):>10} {money(p['cost_usd']):>10} {money(p['billed_usd']):>10} "
                  f"{'-' if pc is None else f'{pc:#.4g}'.rstrip('.'):>12}")   # 25.60, not 25.6
+    L.append("(I/O time: the model's measure, each phase from its last process's entry to the last exit, "
+             "summed; `predict` also gives it as the application's own timers would)")
     L.append("")
     L.append("best first (feasible VCs):")
     for what, key in (("I/O time", "by_time"), (f"cost ({COST_KEYS[ck]})", "by_cost"),

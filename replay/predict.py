@@ -455,6 +455,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
                      f"{io_time_uncached:.3g} s (io_time_uncached_s)")
     weight = model.get("weight", sum(p["weight"] for p in phases))
     perf = weight / io_time if io_time > 0 else None
+    process_io = _as_the_application_times_it(model, io_time)
 
     # fixed cost: persistent storage for one month (and prorated by the I/O time)
     pgb = getattr(cluster, "persistent_gb", None) or 0
@@ -494,6 +495,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         "io_time_s": io_time,
         "io_time_passes_s": io_time_passes,
         "io_time_uncached_s": io_time_uncached,
+        "process_io_time_s": process_io,
         "cost_usd": cost_tot,
         "cost_var_usd": cost_var,
         "cost_fix_usd": cost_fix,
@@ -507,6 +509,23 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         "notes": notes + fnotes,
         "phases": phases,
     }
+
+
+def _as_the_application_times_it(model, io_time):
+    """The predicted I/O time as the application's own timers around its I/O
+    would count it ({max: the slowest process, mean, ratio_max, ratio_mean}), or
+    None: the model's measure (each phase from its last process's entry to the
+    last exit, summed) times the traced run's ratio of each process's time in
+    its I/O calls (application.process_io_time_s) to that measure. A process
+    that waits inside a collective call for a late one, or an aggregator that
+    does the others' I/O, counts time the model's measure leaves out; one that
+    leaves a collective early counts less."""
+    pio = model["application"].get("process_io_time_s")
+    home = sum(p.get("io_time_s") or 0.0 for p in model["phases"])
+    if not pio or home <= 0:
+        return None
+    rmax, rmean = pio["max"] / home, pio["mean"] / home
+    return {"max": io_time * rmax, "mean": io_time * rmean, "ratio_max": rmax, "ratio_mean": rmean}
 
 
 # -- text ----------------------------------------------------------------------------
@@ -570,7 +589,13 @@ def format_prediction(pred):
         L.append("(a row 'a to b' is a run of identical phases: weight of each phase, time and cost of the run)")
     L.append("")
     perf = pred["performance_Bps"]
-    L.append(f"I/O time            {seconds(pred['io_time_s'])} s")
+    L.append(f"I/O time            {seconds(pred['io_time_s'])} s  (the model's measure: each phase from "
+             f"its last process's entry to the last exit, summed)")
+    pio = pred.get("process_io_time_s")
+    if pio:
+        L.append(f"  as the app times it  {seconds(pio['max'])} s slowest process, {seconds(pio['mean'])} s "
+                 f"mean  (in their I/O calls: the traced run's {pio['ratio_max']:.2f} and "
+                 f"{pio['ratio_mean']:.2f} times the model's measure)")
     by_pass = pred.get("io_time_passes_s")
     if by_pass:
         L.append(f"  pass by pass      {seconds(min(by_pass))} to {seconds(max(by_pass))} s  (from each of "

@@ -1024,3 +1024,26 @@ def test_compare_ranks_feasible_vcs_and_lists_the_others(tmp_path):
     out = plot_comparison(res, tmp_path / "fig")
     assert [p.name for p in out] == ["cost.png", "perf_cost.png"]
     assert all(p.stat().st_size > 1000 and p.read_bytes()[:4] == b"\x89PNG" for p in out)
+
+
+def test_the_io_time_as_the_application_times_it():
+    """The traced run's slowest process spent 1.5 times the model's measure (its
+    phases' io_time_s summed, 10 ms) in its I/O calls, the mean process 1.2
+    times: the prediction gives its I/O time so too, at those ratios, and says
+    which measure each figure is. Two processes writing 1 MiB each 4 times,
+    collectively, 5 ms an operation at np 2: 20 ms, so 30 and 24 ms."""
+    MiB = 2 ** 20
+    m, ph, prof = two_writers(MiB, 4, True, 0.004, 0.005, io_time_s=0.010)
+    m["application"]["process_io_time_s"] = {"max": 0.015, "mean": 0.012}
+    pred = predict(m, types.SimpleNamespace(name="vc"), prof)
+    assert pred["io_time_s"] == pytest.approx(0.020, rel=1e-12)
+    assert pred["process_io_time_s"] == pytest.approx({"max": 0.030, "mean": 0.024, "ratio_max": 1.5,
+                                                       "ratio_mean": 1.2}, rel=1e-12)
+    text = format_prediction(pred)
+    assert "I/O time            0.02 s  (the model's measure: each phase from its last process's entry to " \
+        "the last exit, summed)" in text
+    assert "  as the app times it  0.03 s slowest process, 0.024 s mean  (in their I/O calls: the traced " \
+        "run's 1.50 and 1.20 times the model's measure)" in text
+    # a model without the processes' times (a paper model, a Darshan log's): the model's measure only
+    del m["application"]["process_io_time_s"]
+    assert predict(m, types.SimpleNamespace(name="vc"), prof)["process_io_time_s"] is None
