@@ -604,7 +604,8 @@ def build_parser():
                         "counts, read and write, shared and unique, collective and independent) "
                         "and store the cluster's bandwidth profile as Parquet (docs/commands/characterize.md).")
     ch.add_argument("--vc", required=True, help="cluster description")
-    ch.add_argument("--backend", choices=("ior", "builtin"), default="ior")
+    ch.add_argument("--backend", choices=("ior", "builtin"), default="builtin",
+                    help="iomodel's own replayer, or IOR from the cluster (default: %(default)s)")
     ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")
     ch.add_argument("--np", help="process counts, e.g. 1,4,16 (default: 1 and the cluster's cores)")
     ch.add_argument("--job-np", type=int, metavar="N",

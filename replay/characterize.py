@@ -157,18 +157,24 @@ def offset_points(points, offsets):
                                               or not pt["collective"])]
 
 
+# operations per process of a point computing between them, at least (a large request's
+# long point may be one operation: nothing between)
+THINK_OPS = 4
+
+
 def think_points(points, thinks):
-    """For each independent point of several processes: the same with every
-    process computing (spinning, --iomodel.think) so many seconds between its
+    """For each point of several processes: the same with every process
+    computing (spinning, --iomodel.think) so many seconds between its
     operations.  How much of that time a device gives back to the others'
     waits is its own: one that serves requests in turn gives it all (the
     others have it alone meanwhile), one that shares itself among the
     requests in flight keeps the processes in step and gives none (the
     testbed's disk; bench/think_time.py).  predict's rule for an application
-    computing between its operations reads it (Profile.given_back)."""
+    computing between its operations reads it (Profile.given_back).  Of a
+    collective point: each collective call after the processes computed, as a
+    solver's dump after its steps (predict's _collective_after_computing)."""
     return [{**pt, "think_s": k} for pt in points for k in thinks
-            if k and pt["np"] > 1 and not pt["collective"] and not pt.get("piece")
-            and not pt.get("buffer_offset")]
+            if k and pt["np"] > 1 and not pt.get("piece") and not pt.get("buffer_offset")]
 
 
 def random_points(points):
@@ -190,19 +196,29 @@ def model_points(models):
     open), access type, collectivity and interface; and beside it the same
     through its view's pieces, with its buffer's offset, or in a random
     order, where the invocation has them (their cost is read against the plain
-    point's).  In the models' order, each once."""
+    point's).  A collective invocation of several processes whose phases
+    computed before their operations (a solver's steps between its dumps: the
+    phases' `gap_s`, or think_time between a phase's operations) gets the
+    point computing that long between operations too (the median, to 1 ms).
+    In the models' order, each once."""
     from .ior import ior_invocations
+    from .runner import think_time
     out, seen = [], set()
     for model in models:
+        byid = {p["id"]: p for p in model["phases"]}
         for inv in ior_invocations(model):
             base = {"rs": inv.transfer, "np": inv.np,
                     "operation": "reread" if inv.reread else inv.operation,
                     "access_type": "unique" if inv.file_per_proc else "shared",
                     "collective": inv.collective, **({"api": inv.api} if inv.api != "MPIIO" else {})}
             # the variants as the sweep makes them (view_points, offset_points, random_points)
+            ks = sorted(k for k in ((think_time(byid[i]) if byid[i]["rep"] * byid[i].get("iop", 1) > 1
+                                     else byid[i].get("gap_s")) for i in inv.phase_ids if i in byid) if k)
+            k = round(ks[len(ks) // 2], 3) if ks and inv.collective and inv.np > 1 else 0
             for pt in ([base] + view_points([base], [inv.piece] if inv.piece else [])
                        + offset_points([base], [inv.buffer_offset])
-                       + (random_points([base]) if "-z" in inv.flags else [])):
+                       + (random_points([base]) if "-z" in inv.flags else [])
+                       + (think_points([base], [k]) if k else [])):
                 key = tuple(sorted(pt.items()))
                 if key not in seen:
                     seen.add(key)
@@ -279,7 +295,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     stripes files (its stripe_size), also measure each contiguous shared point
     whose file spans more than a stripe on a file of one stripe
     (`one_stripe_segments`): such a file sits on one server (profile.py).
-    thinks: the independent points of several processes again with them
+    thinks: the points of several processes again with them
     computing so many seconds between operations (`think_points`; the builtin
     backend only).  random: the independent points again with each process's
     operations in a random order (`random_points`).  points: these points
@@ -287,13 +303,14 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     lost STOLEN_SHARE of its wall time or more to the hypervisor is made again,
     at most so many times (STEAL_PAUSE_S apart), the last kept whatever it
     lost; the attempts set aside are kept in its entry (`set_aside`)."""
-    if points is not None and backend.name != "builtin":   # IOR has no views nor buffer offsets
-        dropped = [p for p in points if p.get("piece") or p.get("buffer_offset")]
+    if points is not None and backend.name != "builtin":   # IOR has no views, buffer offsets, computing
+        dropped = [p for p in points if p.get("piece") or p.get("buffer_offset") or p.get("think_s")]
         if dropped:
             print(f"--backend {backend.name}: {len(dropped)} point(s) of the model through a view of "
-                  "pieces or with a buffer offset are left out (they need --backend builtin)",
+                  "pieces, with a buffer offset or computing between operations are left out (they "
+                  "need --backend builtin)",
                   file=progress)
-        points = [p for p in points if not (p.get("piece") or p.get("buffer_offset"))]
+        points = [p for p in points if not (p.get("piece") or p.get("buffer_offset") or p.get("think_s"))]
     if pieces and backend.name != "builtin":
         raise ValueError("--pieces needs --backend builtin: IOR has no view of pieces "
                          "(iomodel_replay's --iomodel.piece)")
@@ -337,8 +354,10 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                       + think_points(points, thinks) + (random_points(points) if random else []))
         for pt in points:
             inv = invocation(pt, workdir, target_bytes, dpc, **kw)
-            if (pt.get("think_s") or pt.get("random")) and ops_of(inv) < 2:
-                continue                   # one operation: nothing between operations, no order
+            if pt.get("think_s") and ops_of(inv) < THINK_OPS:     # computing between a few, at least
+                inv = invocation(pt, workdir, target_bytes, dpc, segments=THINK_OPS, **kw)
+            if pt.get("random") and ops_of(inv) < 2:
+                continue                   # one operation: no order
             runs.append((pt, inv))
             varied = pt.get("piece") or pt.get("think_s") or pt.get("random")
             if one_op and inv.segments > 1 and not varied:

@@ -296,6 +296,34 @@ def _slower_after_computing(profile, op, args, k, tn, t_op, note):
                  f"prediction does not count")
 
 
+def _collective_after_computing(phase, profile, op, args, bw):
+    """(Bps, note) of a collective phase of several processes that computed
+    before its operations, where the profile's collective points computing
+    between operations (characterize --think) took longer at that time
+    (Profile.after_computing, collective); else None.  The time computed: k
+    between the phase's own operations (think_time), or for a phase of one
+    operation per process, the idle time before it (`gap_s`: a solver's steps
+    between its dumps).  A back-to-back profile measures each collective call
+    with the file system, the page cache and the MPI-IO library's aggregators
+    as the call before left them; after a solver's step they are as the step
+    left them."""
+    np_, rs, access = args[0], args[1], args[2]
+    if np_ < 2 or phase.get("collective") is not True:
+        return None
+    k = think_time(phase) if (args[4] or 1) > 1 else phase.get("gap_s")
+    if not k:
+        return None
+    slower = profile.after_computing(op, np_, rs, k, access, collective=True)
+    if slower is None:
+        return None
+    t, how = slower
+    tn = rs * np_ / bw
+    if t <= tn:
+        return None
+    return rs * np_ / t, (f"computing {k * 1e3:.3g} ms before each operation: per op {t * 1e6:.1f} us, not "
+                          f"{tn * 1e6:.1f} back to back (the profile's collective {how})")
+
+
 def _done_early(phase, profile, op, args, bw):
     """(Bps, note) of a collective phase of one operation per process whose
     first process did its part on its own before the last one entered (the
@@ -361,7 +389,8 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, fil
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
     bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size)
-    between = _computing_between(phase, profile, op, args, bw) or _done_early(phase, profile, op, args, bw)
+    between = _computing_between(phase, profile, op, args, bw) or _done_early(phase, profile, op, args, bw) \
+        or _collective_after_computing(phase, profile, op, args, bw)
     if between is None:
         return bw, note
     return between[0], f"{note}; {between[1]}"

@@ -497,29 +497,33 @@ class Profile:
             bw, how = (bw if ratio is None else bw / ratio), f"{how}; {note}"
         return bw, how
 
-    def computing_points(self, operation, np, rs, access_type="shared", contended=True):
+    def computing_points(self, operation, np, rs, access_type="shared", contended=True, collective=False):
         """The points computing between operations (`think_s`, characterize
         --think) of this operation, access type and np whose size, the measured
         one nearest rs (log scale), has back-to-back points at np and (with
         `contended`) at 1 process, t_np above t_1 (else the others cost nothing
         to give back): (size, t_np, t_1, [(k, t_k), ...] by k), times per
         operation (time in calls, t_1 None without `contended`); None without
-        such points."""
+        such points.  `collective`: of the collective points (computing between
+        collective operations) instead of the independent ones."""
         def per_op(r):
             return r["np"] * r["transfer_size"] / r["bandwidth_Bps"]
 
         def kind(r, n):
             return (r["operation"] == operation and r["np"] == n and r["access_type"] == access_type
-                    and r["collective"] is False)
+                    and r["collective"] is collective)
 
         def mean(xs):
             return sum(xs) / len(xs) if xs else None
         think = [r for r in self.rows() if r["think_s"] and kind(r, np)]
         plain = [r for r in self.rows() if r["think_s"] is None and r["piece"] is None and not r["random"]
-                 and not r["buffer_offset"] and not r["file_cap"] and r["ops_per_process"] != 1]
+                 and not r["buffer_offset"] and not r["file_cap"]]
+
+        def back_to_back(n, size):      # the long points; one-op ones where a size has no other
+            pts = [r for r in plain if kind(r, n) and r["transfer_size"] == size]
+            return mean([per_op(r) for r in pts if r["ops_per_process"] != 1]) or mean([per_op(r) for r in pts])
         for size in sorted({r["transfer_size"] for r in think}, key=lambda s: (abs(math.log(s / rs)), s)):
-            back = mean([per_op(r) for r in plain if kind(r, np) and r["transfer_size"] == size])
-            alone = mean([per_op(r) for r in plain if kind(r, 1) and r["transfer_size"] == size])
+            back, alone = back_to_back(np, size), back_to_back(1, size)
             if back is not None and (not contended or (alone is not None and back > alone)):
                 at = sorted((r["think_s"], per_op(r)) for r in think if r["transfer_size"] == size)
                 return size, back, alone, at
@@ -549,7 +553,7 @@ class Profile:
         return g, f"{computing_text(size, np, at)} against {tn * 1e6:.1f} back to back and " \
                   f"{t1 * 1e6:.1f} alone, {g:.0%} given back"
 
-    def after_computing(self, operation, np, rs, k, access_type="shared"):
+    def after_computing(self, operation, np, rs, k, access_type="shared", collective=False):
         """(t, note): the time of one of np processes' independent operations
         of rs bytes when each computes k seconds before it, from the points
         computing between operations (`think_s`, characterize --think) of the
@@ -562,7 +566,7 @@ class Profile:
         back to back, 4.0 computing 30 us between, 4.6 at 60 us, 5.7 at 120 us
         and 9.3 at 1 ms (docs/accuracy.md, "Rereads after
         computing are slower")."""
-        pts = self.computing_points(operation, np, rs, access_type, contended=False)
+        pts = self.computing_points(operation, np, rs, access_type, contended=False, collective=collective)
         if pts is None:
             return None
         size, tn, _, at = pts

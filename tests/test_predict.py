@@ -1047,3 +1047,29 @@ def test_the_io_time_as_the_application_times_it():
     # a model without the processes' times (a paper model, a Darshan log's): the model's measure only
     del m["application"]["process_io_time_s"]
     assert predict(m, types.SimpleNamespace(name="vc"), prof)["process_io_time_s"] is None
+
+
+def test_a_collective_dump_after_computing_takes_the_profiles_time_after_computing():
+    """Two processes' collective 1 MiB writes, one each, 0.3 s after the
+    solver's steps (gap_s). The profile: back to back 5 ms an operation (16
+    each), and the same collective point with the processes computing 0.1 s
+    and 1 s between operations, 6 and 8 ms: at 0.3 s, log-interpolated, 6 +
+    2 x log(3) / log(10) = 6.954 ms, and said. An independent phase, or a
+    collective one 5 s after (more than twice the longest computing measured),
+    keeps the back-to-back time."""
+    MiB, ms = 2 ** 20, 1e-3
+    m, ph, _ = two_writers(MiB, 1, True, 0.004, 0.005, gap_s=0.3, io_time_s=0.005)
+    one = {"operation": "write", "access_type": "shared", "collective": True, "rs": MiB, "np": 2}
+    prof = Profile.from_points([{**one, "ops_per_process": 16, "bw_Bps": 2 * MiB / (5 * ms)},
+                                {**one, "ops_per_process": 4, "think_s": 0.1, "bw_Bps": 2 * MiB / (6 * ms)},
+                                {**one, "ops_per_process": 4, "think_s": 1.0, "bw_Bps": 2 * MiB / (8 * ms)}])
+    vc = types.SimpleNamespace(name="vc")
+    [p] = predict(m, vc, prof)["phases"]
+    want = 6 * ms + 2 * ms * math.log(3) / math.log(10)
+    assert p["time_s"] == pytest.approx(want, rel=1e-9)
+    assert "computing 300 ms before each operation: per op 6954.2 us, not 5000.0 back to back" in p["note"]
+    for other in ({"gap_s": 5.0}, {"collective": False}):
+        m["phases"][0].update(other)
+        [p] = predict(m, vc, prof)["phases"]
+        assert "computing" not in p["note"] and p["time_s"] == pytest.approx(5 * ms, rel=1e-9), other
+        m["phases"][0].update(gap_s=0.3, collective=True)

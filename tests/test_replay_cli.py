@@ -439,10 +439,11 @@ def test_characterize_computing_between_operations(local_vc, tmp_path):
     """--think 100us,1ms: each independent point of several processes again with
     them computing so long between operations.  64 KiB writes to a file each,
     --bytes 256k, no one-op points: np 1 does 4 operations, np 2 two each; the
-    np 2 point twice more, with --iomodel.think.  The time in calls leaves the
-    computing out: the 1 ms point's time from open to close exceeds its time in
-    calls by the 1 ms each process spun between its two writes, its time in
-    calls is under that 1 ms, and its bandwidth is its bytes over that time."""
+    np 2 point twice more, with --iomodel.think, of 4 operations each (a point
+    computing between operations has at least THINK_OPS).  The time in calls
+    leaves the computing out: the 1 ms point's time from open to close exceeds
+    its time in calls by the 3 ms each process spun between its four writes,
+    its time in calls is under 1 ms, and its bandwidth is its bytes over that time."""
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--sizes", "64k",
             "--np", "1,2", "--ops", "write", "--access", "unique", "--collective", "independent",
@@ -450,16 +451,16 @@ def test_characterize_computing_between_operations(local_vc, tmp_path):
     assert p.returncode == 0, p.stderr
     rows = pq.read_table(out / "profile.parquet").to_pylist()
     assert sorted((r["np"], r["ops_per_process"], r["think_s"] or 0) for r in rows) == \
-        [(1, 4, 0), (2, 2, 0), (2, 2, 0.0001), (2, 2, 0.001)]
+        [(1, 4, 0), (2, 2, 0), (2, 4, 0.0001), (2, 4, 0.001)]
     runs = json.loads((out / "results.json").read_text())["runs"].values()
     slow = next(e for e in runs if "--iomodel.think=0.001000" in e["command"])
-    # from the first open to the last close each process spun 1 ms between its two
-    # writes besides its time in them; counted, that 1 ms would be in the time in calls
-    # too, which is under it (two 64 KiB writes to tmp take tens of microseconds)
-    assert slow["open_to_close_s"] - slow["time_s"] >= 0.001
+    # from the first open to the last close each process spun 1 ms between each two of
+    # its four writes besides its time in them; counted, that 3 ms would be in the time
+    # in calls too, which is under 1 ms (64 KiB writes to tmp take tens of microseconds)
+    assert slow["open_to_close_s"] - slow["time_s"] >= 0.003
     assert slow["time_s"] < 0.001
     assert next(r for r in rows if r["think_s"] == 0.001)["bandwidth_Bps"] == \
-        pytest.approx(4 * 65536 / slow["time_s"])
+        pytest.approx(2 * 4 * 65536 / slow["time_s"])     # 2 processes, 4 writes each
     assert sorted(a for e in runs for a in e["command"] if a.startswith("--iomodel.think")) == \
         ["--iomodel.think=0.000100", "--iomodel.think=0.001000"]
     assert "computing 1 ms between" in p.stderr
@@ -780,3 +781,33 @@ def test_characterize_for_a_model(traced, local_vc, tmp_path):
     assert got == sorted(want)
     bad = run("characterize", "--vc", local_vc, "--for", m, "--sizes", "4k", "-o", tmp_path / "bad")
     assert bad.returncode == 2 and "--for takes the points from the model(s): not with --sizes" in bad.stderr
+
+
+def test_characterize_for_a_solver_measures_its_dumps_after_computing(traced, local_vc, tmp_path):
+    """--for the model of solver_like (32^3 cells on 2 ranks, 3 dumps, 10 ADI
+    steps before each): its three collective writes of 32 * 32 * 16 * 40 =
+    655360 B a rank are one invocation, whose phases each come after the
+    solver's steps (gap_s). Besides its plain points, the write's point again
+    with the processes computing that long between operations: the median of
+    the three phases' gap_s to the millisecond, 4 operations a process (the
+    least a point computing between them has). The reads (one phase of rep 3,
+    rereads) compute too, the check of each dump read: their point computes
+    the phase's span less its time in calls over its 2 gaps, where that is a
+    millisecond or more."""
+    r = traced("solver_like", 2, 32, 32, 32, 3, 10)
+    m = tmp_path / "m.json"
+    assert run("analyze", r.trace_dir, "-o", m, "-q").returncode == 0
+    phases = json.loads(m.read_text())["phases"]
+    writes, [read] = phases[:3], phases[3:]
+    assert [(p["operation"], p["rs"], p["rep"], p["collective"]) for p in phases] == \
+        [("write", 655360, 1, True)] * 3 + [("read", 655360, 3, True)]
+    k = round(sorted(p["gap_s"] for p in writes)[1], 3)
+    assert k >= 0.001
+    k_read = round((read["duration_s"] - read["io_time_s"]) / 2, 3)
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--for", m, "--bytes", "256k", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out / "profile.parquet").to_pylist()
+    thinks = [(r["operation"], r["np"], r["transfer_size"], r["collective"], r["ops_per_process"], r["think_s"])
+              for r in rows if r["think_s"]]
+    assert thinks == [("write", 2, 655360, True, 4, k)] + ([("reread", 2, 655360, True, 4, k_read)] if k_read else [])
