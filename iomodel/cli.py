@@ -227,7 +227,8 @@ def _profiles(args, clusters):
         name, sep, path = item.partition("=")
         if not sep:
             raise ValueError(f"--profile {item!r}: expected NAME=PATH (NAME: a cluster's name or file)")
-        given[name] = Profile.read(path)
+        prof = Profile.read(path)        # a name given twice: both profiles' points
+        given[name] = given[name] + prof if name in given else prof
     used, out = set(), []
     for c in clusters:
         p = Profile.load(c)

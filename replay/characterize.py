@@ -162,19 +162,23 @@ def offset_points(points, offsets):
 THINK_OPS = 4
 
 
-def think_points(points, thinks):
-    """For each point of several processes: the same with every process
-    computing (spinning, --iomodel.think) so many seconds between its
+def think_points(points, thinks, collective=False):
+    """For each independent point of several processes: the same with every
+    process computing (spinning, --iomodel.think) so many seconds between its
     operations.  How much of that time a device gives back to the others'
     waits is its own: one that serves requests in turn gives it all (the
     others have it alone meanwhile), one that shares itself among the
     requests in flight keeps the processes in step and gives none (the
     testbed's disk; bench/think_time.py).  predict's rule for an application
-    computing between its operations reads it (Profile.given_back).  Of a
-    collective point: each collective call after the processes computed, as a
-    solver's dump after its steps (predict's _collective_after_computing)."""
+    computing between its operations reads it (Profile.given_back).
+    Collective points too where asked (`collective`: `--for` a model whose
+    collective phases computed before their operations): each collective call
+    after the processes computed, as a solver's dump after its steps
+    (predict's _collective_after_computing); a sweep's microseconds are not
+    what comes before a dump."""
     return [{**pt, "think_s": k} for pt in points for k in thinks
-            if k and pt["np"] > 1 and not pt.get("piece") and not pt.get("buffer_offset")]
+            if k and pt["np"] > 1 and (collective or not pt["collective"]) and not pt.get("piece")
+            and not pt.get("buffer_offset")]
 
 
 def random_points(points):
@@ -218,7 +222,7 @@ def model_points(models):
             for pt in ([base] + view_points([base], [inv.piece] if inv.piece else [])
                        + offset_points([base], [inv.buffer_offset])
                        + (random_points([base]) if "-z" in inv.flags else [])
-                       + (think_points([base], [k]) if k else [])):
+                       + (think_points([base], [k], collective=True) if k else [])):
                 key = tuple(sorted(pt.items()))
                 if key not in seen:
                     seen.add(key)

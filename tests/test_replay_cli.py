@@ -811,3 +811,25 @@ def test_characterize_for_a_solver_measures_its_dumps_after_computing(traced, lo
     thinks = [(r["operation"], r["np"], r["transfer_size"], r["collective"], r["ops_per_process"], r["think_s"])
               for r in rows if r["think_s"]]
     assert thinks == [("write", 2, 655360, True, 4, k)] + ([("reread", 2, 655360, True, 4, k_read)] if k_read else [])
+
+
+def test_two_profiles_of_one_cluster_are_read_together(tmp_path):
+    """--profile vc3=A --profile vc3=B: both profiles' points (a cluster's sweep,
+    and `characterize --for` a model). The paper's BT-IO class B model on vc3,
+    A holding only its writes' point (100 MiB/s), B only its reads' (300 MiB/s):
+    each phase takes its own operation's, measured."""
+    from iomodel.replay.characterize import write_profile
+    from iomodel.replay.profile import Profile
+    btio = ROOT / "models" / "examples" / "btio-B-4.json"
+    m = json.loads(btio.read_text())
+    MiB = 2 ** 20
+    for op, bw in (("write", 100), ("read", 300)):
+        rs = next(p["rs"] for p in m["phases"] if p["operation"] == op)
+        write_profile(Profile.from_points([{"operation": op, "np": 4, "rs": rs, "bw_Bps": bw * MiB,
+                                            "access_type": "shared", "collective": True}]),
+                      tmp_path / f"{op}.parquet")
+    p = run("predict", btio, "--vc", "vc3", "--json", "--profile", f"vc3={tmp_path / 'write.parquet'}",
+            "--profile", f"vc3={tmp_path / 'read.parquet'}")
+    assert p.returncode == 0, p.stderr
+    got = {(ph["operation"], ph["bw_Bps"] / MiB, ph["note"]) for ph in json.loads(p.stdout)["phases"]}
+    assert got == {("write", 100, "measured"), ("read", 300, "measured")}
