@@ -322,6 +322,20 @@ def set_aside(work, *paths, what):
     return move
 
 
+def own_computing_points(vc, model, mpath, cdir, args, log):
+    """A model whose collective phases computed before their operations (a
+    solver's dumps: replay/characterize.py's model_points gives it points
+    computing that long) gets `characterize --for` it on the VC, beside the
+    sweep, whose --think points are microseconds and independent: the
+    profile's directory, or None."""
+    from iomodel.replay.characterize import model_points
+    if not any(pt.get("think_s") and pt["collective"] for pt in model_points([model])):
+        return None
+    stolen(vc.run, [*IOMODEL, "characterize", "--vc", vc.yaml, "--for", mpath, "--bytes", "16m",
+                    "--repeat", str(args.repeat), "-o", cdir], log=log, timeout=CHAR_TIMEOUT)
+    return cdir
+
+
 def predict(model_path, vc, extra, log):
     p = sh([*IOMODEL, "predict", model_path, "--vc", vc.yaml, *extra, "--json"], vc.env, log=log)
     return json.loads(p.stdout)
@@ -408,7 +422,8 @@ def recheck(vc, work, char, timeout, homes, rows, profiles, log):
         if r["vc"] != vc.name or r.get("error"):
             continue
         _, mpath, _ = homes[(r["app"], r["size"])]
-        pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
+        own = ["--profile", f"{vc.cluster_name}={r['for_profile']}/profile.parquet"] if r.get("for_profile") else []
+        pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet", *own], log)
         record_again(r, pred["io_time_s"], r["predicted_io_time_s"])
     print(f"[{vc.name}] characterized again in {time.monotonic() - t0:.0f} s", flush=True)
 
@@ -537,7 +552,12 @@ def main():
                     key, mpath, m = homes[(app, size)]
                     row = {"app": app, "size": size, "vc": vc.name, "np": args.np, "weight_bytes": m["weight"]}
                     try:
-                        pred = predict(mpath, vc, ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"], log)
+                        profs = ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"]
+                        fdir = own_computing_points(vc, m, mpath, work / f"char-for-{vc.name}-{key}", args, log)
+                        if fdir:
+                            profs += ["--profile", f"{vc.cluster_name}={fdir}/profile.parquet"]
+                            row["for_profile"] = str(fdir)
+                        pred = predict(mpath, vc, profs, log)
                         def replay(rdir, *extra):
                             def attempt():
                                 shutil.rmtree(vc.mount / "work", ignore_errors=True)
