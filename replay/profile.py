@@ -391,13 +391,17 @@ class Profile:
         return Profile(table.set_column(SCHEMA.get_field_index("pass_bandwidths_Bps"), "pass_bandwidths_Bps",
                                         pa.nulls(len(self), SCHEMA.field("pass_bandwidths_Bps").type)))
 
-    def pass_spread(self):
+    def pass_spread(self, max_rs=None):
         """Per point measured in two passes or more that counted: (slowest -
         fastest) / median bandwidth of its passes, as a numpy array (empty when
-        no point has passes): how far the cluster itself moved between passes."""
+        no point has passes): how far the cluster itself moved between passes.
+        max_rs: of the points of requests that small or smaller only."""
         out = []
-        for bws, med in zip(self.table.column("pass_bandwidths_Bps").to_pylist(),
-                            self.table.column("bandwidth_Bps").to_pylist()):
+        for bws, med, rs in zip(self.table.column("pass_bandwidths_Bps").to_pylist(),
+                                self.table.column("bandwidth_Bps").to_pylist(),
+                                self.table.column("transfer_size").to_pylist()):
+            if max_rs is not None and rs > max_rs:
+                continue
             got = [b for b in bws or () if b is not None]
             if len(got) >= 2:
                 # time is bytes / bandwidth: the spread of the passes' times
@@ -847,4 +851,11 @@ def format_summary(profile):
                      f"(slowest - fastest) / median {numpy.median(spread):.1%} at the median point, "
                      f"{numpy.percentile(spread, 90):.1%} at the 90th percentile, {spread.max():.1%} "
                      "at most (the cluster's own variation: predict's pass by pass)")
+        small = profile.pass_spread(max_rs=SMALL_RS)
+        if len(small):       # single small requests are the unsteadiest (S3D's 512-byte headers)
+            lines.append(f"of which {len(small)} of requests of {size_text(SMALL_RS)} or less: "
+                         f"{numpy.median(small):.1%} at the median point, {small.max():.1%} at most")
     return "\n".join(lines)
+
+
+SMALL_RS = 4096

@@ -945,6 +945,14 @@ def test_predictions_pass_by_pass(tmp_path):
         "the median point, 45.0% at the 90th percentile, 45.0% at most (the cluster's own variation: "
         "predict's pass by pass)")
     assert "passes" not in format_summary(one)
+    # small requests' points said apart: a 512-byte point whose passes ran 1, 2 and 4 ms
+    # a request ((4 - 1) / 2 = 150%), besides the large one (45%)
+    small = three + Profile.from_points([{"operation": "write", "np": 16, "rs": 512, "bw_Bps": 16 * 512 / 0.002,
+                                          "collective": True,
+                                          "pass_bandwidths_Bps": [16 * 512 / t for t in (0.001, 0.002, 0.004)]}])
+    assert small.pass_spread(max_rs=4096) == pytest.approx([1.5], rel=1e-12)
+    assert format_summary(small).endswith(
+        "\nof which 1 of requests of 4 KiB or less: 150.0% at the median point, 150.0% at most")
     # the passes survive the Parquet file; profiles written before them load without
     back = Profile.read(three.save(tmp_path / "p.parquet"))
     assert back.table.column("pass_bandwidths_Bps").to_pylist() == [[80 * MiB, 100 * MiB, 125 * MiB]]
