@@ -376,8 +376,10 @@ def repredict(result, work):
         key = f"{r['app']}-{r['size']}".replace("^", "").replace(" ", "")
         yaml = work / "vc" / r["vc"] / f"testbed-{r['vc']}.yaml"
         name = next(l.split(":", 1)[1].strip() for l in yaml.read_text().splitlines() if l.startswith("name:"))
+        own = work / f"char-for-{r['vc']}-{key}" / "profile.parquet"      # own_computing_points'
+        own = ["--profile", f"{name}={own}"] if own.exists() else []
         p = sh([*IOMODEL, "predict", work / f"{key}.home.json", "--vc", yaml, "--profile",
-                f"{name}={work / ('char-' + r['vc']) / 'profile.parquet'}", "--json"], os.environ)
+                f"{name}={work / ('char-' + r['vc']) / 'profile.parquet'}", *own, "--json"], os.environ)
         pred = json.loads(p.stdout)
         for ph, pp in zip(r["phases"], pred["phases"]):
             ph.update(predicted_s=pp["time_s"], error_predicted=err(pp["time_s"], ph["measured_s"]),
@@ -385,7 +387,7 @@ def repredict(result, work):
         again = work / f"char-{r['vc']}-again" / "profile.parquet"
         if again.exists():
             p2 = json.loads(sh([*IOMODEL, "predict", work / f"{key}.home.json", "--vc", yaml, "--profile",
-                                f"{name}={again}", "--json"], os.environ).stdout)
+                                f"{name}={again}", *own, "--json"], os.environ).stdout)
             record_again(r, p2["io_time_s"], pred["io_time_s"])
         r.update(predicted_io_time_s=pred["io_time_s"],
                  predicted_passes_io_time_s=pred.get("io_time_passes_s"),

@@ -469,6 +469,11 @@ class Profile:
             raise ProfileError(f"no {operation} bandwidth in the profile"
                                + (f" (it has only {', '.join(have)})" if have else " (it is empty)"))
         aligned = [r for r in every if not r["buffer_offset"]]
+        if buffer_offset and piece is not None:
+            # through a view MPI-IO moves the data between the file and buffers of its own
+            # (two-phase I/O's, data sieving's), and the view points were measured aligned
+            notes.append(f"buffers {buffer_offset} B past 4 KiB: not counted through a view")
+            buffer_offset = None
         if buffer_offset:
             placed, at = _offset_points(every, operation, buffer_offset, collective)
             note = _offset_note(operation, buffer_offset, at, collective)

@@ -756,6 +756,17 @@ def test_a_view_of_pieces_costs_the_measured_ratio():
     assert views.bandwidth("write", 2, MiB, "shared", True, piece=64 * KiB) == \
         (50 * MiB, "only write points through views of pieces: used as they are; measured")
     assert summary(prof)[0]["peak_Bps"] == 200 * MiB      # views are no peak
+    # buffers 16 B past a page do not count through a view: reads at np 2, 4 MiB, contiguous
+    # aligned 200 MiB/s, 16 B past 50 MiB/s, through 64 KiB pieces (aligned) 100 MiB/s: the view
+    # phase takes its aligned ratio 2 on the aligned point, not on the offset one
+    def rd(bw, piece=None, off=None):
+        return {**pt(4 * MiB, bw, piece), "operation": "read", "buffer_offset": off}
+    reads = Profile.from_points([rd(200), rd(50, off=16), rd(100, 64 * KiB)])
+    bw, note = reads.bandwidth("read", 2, 4 * MiB, "shared", True, piece=64 * KiB, buffer_offset=16)
+    assert bw == pytest.approx(100 * MiB, rel=1e-12)
+    assert note == ("buffers 16 B past 4 KiB: not counted through a view; measured; a view of pieces of "
+                    "64 KiB: time x 2 (measured piece)")
+    assert reads.bandwidth("read", 2, 4 * MiB, "shared", True, buffer_offset=16)[0] == 50 * MiB
 
 
 def test_random_offsets_cost_the_measured_ratio(tmp_path):
