@@ -299,8 +299,9 @@ def _slower_after_computing(profile, op, args, k, tn, t_op, note):
 def _collective_after_computing(phase, profile, op, args, bw):
     """(Bps, note) of a collective phase of several processes that computed
     before its operations, where the profile's collective points computing
-    between operations (characterize --think) took longer at that time
-    (Profile.after_computing, collective); else None.  The time computed: k
+    between operations (characterize --for the model) took longer at that
+    time than back to back (Profile.after_computing, collective): the phase's
+    time times that ratio; else None.  The time computed: k
     between the phase's own operations (think_time), or for a phase of one
     operation per process, the idle time before it (`gap_s`: a solver's steps
     between its dumps).  A back-to-back profile measures each collective call
@@ -317,11 +318,15 @@ def _collective_after_computing(phase, profile, op, args, bw):
     if slower is None:
         return None
     t, how = slower
-    tn = rs * np_ / bw
-    if t <= tn:
+    size, back, _, _ = profile.computing_points(op, np_, rs, access, contended=False, collective=True)
+    # the points' own ratio (computing, against back to back at as many operations), on the
+    # phase's time: a phase of one operation pays a fixed cost a long point spreads
+    ratio = t / (back * rs / size)
+    if ratio <= 1:
         return None
-    return rs * np_ / t, (f"computing {k * 1e3:.3g} ms before each operation: per op {t * 1e6:.1f} us, not "
-                          f"{tn * 1e6:.1f} back to back (the profile's collective {how})")
+    tn = rs * np_ / bw
+    return bw / ratio, (f"computing {k * 1e3:.3g} ms before each operation: time x {ratio:.3g}, per op "
+                        f"{tn * ratio * 1e6:.1f} us (the profile's collective {how})")
 
 
 def _done_early(phase, profile, op, args, bw):
