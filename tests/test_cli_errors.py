@@ -109,3 +109,21 @@ def test_a_cluster_without_bandwidth_says_how_to_give_it(tmp_path):
               f"{vc}: phase 1 (write): no write bandwidth in the profile (it is empty); give its "
               "description `bandwidth:` points or a measured `profile:` (docs/cluster-format.md), or "
               "predict with --profile or --replay")
+
+
+def test_out_of_memory_names_the_input(monkeypatch, tmp_path, capsys):
+    """A reader that runs out of memory on a damaged input (the fuzz bench found a
+    trace that did, under its 4 GiB limit) ends in one message naming that input.
+    The command's reading is made to fail so: what is tested is main()'s message."""
+    import iomodel.cli as cli
+
+    def exhausted(args):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "cmd_trace_info", exhausted)
+    assert cli.main(["trace-info", str(tmp_path / "t")]) == 2
+    assert capsys.readouterr().err == (f"iomodel: error: {tmp_path / 't'}: out of memory (is it far larger "
+                                       "than it should be, or damaged?)\n")
+    monkeypatch.setattr(cli, "cmd_predict", exhausted)
+    assert cli.main(["predict", "m.json", "--vc", "c.yaml"]) == 2
+    assert capsys.readouterr().err == ("iomodel: error: m.json, c.yaml: out of memory (is an input far larger "
+                                       "than it should be, or damaged?)\n")
