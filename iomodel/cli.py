@@ -730,9 +730,9 @@ def main(argv=None):
         if debug:
             raise
         if isinstance(e, MemoryError):     # which input: the command's own, and the clusters'
-            named = [str(v) for k in ("trace", "input", "model") for v in [getattr(args, k, None)] if v] + \
-                [str(v) for v in getattr(args, "vc", None) or [] if isinstance(getattr(args, "vc"), list)] + \
-                ([str(args.vc)] if isinstance(getattr(args, "vc", None), str) else [])
+            vc = getattr(args, "vc", None)
+            named = [str(v) for v in (getattr(args, k, None) for k in ("trace", "input", "model")) if v] + \
+                [str(v) for v in (vc if isinstance(vc, list) else [vc] if vc else [])]
             return fail(f"{', '.join(named) + ': ' if named else ''}out of memory (is "
                         f"{'it' if len(named) == 1 else 'an input'} far larger than it should be, or damaged?)")
         # bad input (a trace, model, cluster, profile, a missing program): one line

@@ -299,7 +299,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     stripes files (its stripe_size), also measure each contiguous shared point
     whose file spans more than a stripe on a file of one stripe
     (`one_stripe_segments`): such a file sits on one server (profile.py).
-    thinks: the points of several processes again with them
+    thinks: the independent points of several processes again with them
     computing so many seconds between operations (`think_points`; the builtin
     backend only).  random: the independent points again with each process's
     operations in a random order (`random_points`).  points: these points
