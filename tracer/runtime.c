@@ -101,9 +101,10 @@ _Static_assert(sizeof(struct stop_record) == 40, "stop record must stay 40 bytes
  * one atomic exchange; a waiter yields now and then (a holder may be writing a
  * chunk).  in_buffers: this thread is changing the buffers, so a signal handler
  * that interrupted it must not write them out (the fences keep the compiler
- * from moving buffer stores outside the mark). */
+ * from moving buffer stores outside the mark); initial-exec, as iom_depth, so
+ * that marking costs no __tls_get_addr call. */
 static int lock;
-static __thread volatile sig_atomic_t in_buffers;
+static __thread volatile sig_atomic_t in_buffers __attribute__((tls_model("initial-exec")));
 
 static inline void spin_lock(void)
 {
@@ -294,7 +295,7 @@ static void stop_before_start(void)
 /* Append an event; returns its seq.  Byte counts and durations that do not
  * fit 32 bits are stored whole in an extension record right after it (in
  * the same chunk). */
-static uint64_t push(int op, unsigned flags, int slot, int64_t a, int64_t b, uint64_t t0, uint64_t t1)
+static uint64_t push_any(int op, unsigned flags, int slot, int64_t a, int64_t b, uint64_t t0, uint64_t t1)
 {
     uint64_t dt = t1 - t0;
     int ext = (uint64_t)b >= UINT32_MAX || dt >= UINT32_MAX;
@@ -321,6 +322,26 @@ static uint64_t push(int op, unsigned flags, int slot, int64_t a, int64_t b, uin
         x->offset = b;
         x->t0 = t1;
     }
+    return ev_seq++;
+}
+
+/* push() inlined where there is room and nothing needs an extension: the
+ * common case of every recorded call. */
+static inline __attribute__((always_inline)) uint64_t push(int op, unsigned flags, int slot, int64_t a,
+                                                           int64_t b, uint64_t t0, uint64_t t1)
+{
+    uint64_t dt = t1 - t0;
+    if (IOM_UNLIKELY((uint64_t)b >= UINT32_MAX || dt >= UINT32_MAX || ev_n + 4 > ev_cap))
+        return push_any(op, flags, slot, a, b, t0, t1);
+    struct iom_event *e = &ev_buf[ev_n++];
+    e->op = (uint8_t)op;
+    e->flags = (uint8_t)flags;
+    e->slot = (uint16_t)slot;
+    e->lclock = iom_lclock;
+    e->offset = a;
+    e->t0 = t0;
+    e->dt = (uint32_t)dt;
+    e->bytes = (uint32_t)b;
     return ev_seq++;
 }
 
@@ -510,16 +531,20 @@ static inline int64_t nbytes(int64_t count, MPI_Datatype type)
  * buffers costs one record per buffer, not one per call. */
 static int64_t last_buffer_offset = -1;
 
-static void note_buffer(const void *buf, uint64_t seq)
+static void note_new_buffer(uint32_t off, uint64_t seq)
 {
-    uint32_t off = (uint32_t)((uintptr_t)buf & 4095u);
-    if ((int64_t)off == last_buffer_offset) return;
     size_t total;
     unsigned char *p = meta_begin(META_BUFFER, 8, seq, &total);
     if (!p) return;
     last_buffer_offset = off;
     memcpy(p + sizeof(struct meta_header), &off, sizeof off);
     meta_end(p, total);
+}
+
+static inline void note_buffer(const void *buf, uint64_t seq)
+{
+    uint32_t off = (uint32_t)((uintptr_t)buf & 4095u);
+    if (IOM_UNLIKELY((int64_t)off != last_buffer_offset)) note_new_buffer(off, seq);
 }
 
 void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int64_t count,
