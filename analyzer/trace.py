@@ -237,7 +237,8 @@ class Trace:
 
     @functools.cached_property
     def views(self):
-        vrows = [dict(v, rank=r.rank) for r in self._rank_traces() for v in r.views]
+        vrows = [dict(v, rank=r.rank, blocks=v["blocks"], capped=v["capped"])
+                 for r in self._rank_traces() for v in r.views]
         return pa.table({
             "rank": pa.array([v["rank"] for v in vrows], pa.int32()),
             "seq": pa.array([v["seq"] for v in vrows], pa.int64()),
@@ -251,6 +252,8 @@ class Trace:
             "block_lengths": [v["blocks"][:, 1].tolist() for v in vrows],
             "capped": [v["capped"] for v in vrows],
             "undecoded": [v["undecoded"] for v in vrows],
+            # the filetype's description in the trace (its type records), null: stored as pieces
+            "type_id": pa.array([v.get("type_id") for v in vrows], pa.int64()),
             "datarep": [v["datarep"] for v in vrows],
         })
 

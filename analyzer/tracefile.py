@@ -15,9 +15,11 @@ import numpy as np
 
 from iomodel.models.schema import MAX_NP
 
+from .typemap import COMBINERS, flatten
+
 MAGIC = b"IOMTRACE"
-VERSION = 3                     # this iomodel writes version 3
-VERSIONS = (1, 2, 3)            # and reads 1 (no buffer records) and 2 (no stop chunk) too
+VERSION = 4                     # this iomodel writes version 4
+VERSIONS = (1, 2, 3, 4)         # and reads 1 (no buffer records), 2 (no stop chunk), 3 (views as pieces)
 HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 CHUNK_MAGIC = 0x4B4E4843
@@ -28,9 +30,10 @@ STOP = struct.Struct("<QQQiIII")         # good_end, events_kept, events_total, 
 STILL_RUNNING = 0xFFFFFFFF
 MAX_SEQ = 2 ** 62                        # no rank makes more events than this
 META = struct.Struct("<IIQ")
-META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER, META_LOST = 1, 2, 3, 4, 5, 6, 7
+META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER, META_LOST, META_TYPE = range(1, 9)
 OPEN_FIXED = struct.Struct("<Iiii")
-VIEW_FIXED = struct.Struct("<IIqqqqqQII")
+VIEW_FIXED = struct.Struct("<IIqqqqqQII")     # ..., datarep length, type ref (version 4; 0: none)
+TYPE_FIXED = struct.Struct("<IIiiiIqqq")       # id, combiner, ni, na, nd, pad, size, lb, extent
 END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize",
            4: "exit (not an MPI program)"}
 END_SIGNAL = 3                           # how = 3 | signal number << 8
@@ -73,6 +76,8 @@ class RankTrace:
     t_end: np.ndarray
     opens: list = field(default_factory=list)    # dicts: seq, slot, amode, comm_size, comm_rank, path
     views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
+    types: dict = field(default_factory=dict)    # type records by id: a view's filetype described
+    type_blocks: dict = field(default_factory=dict)   # those flattened so far (analyzer/typemap.py)
     named: list = field(default_factory=list)    # dicts: seq, path of a delete or a failed open
     command: list = field(default_factory=list)  # the program's argv
     buffers: list = field(default_factory=list)  # (seq, buffer address mod 4096) where it changed
@@ -120,16 +125,38 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
         rt.opens.append(dict(seq=seq, slot=slot, amode=amode, comm_size=csize, comm_rank=crank,
                              path=_cstr(bytes(body[OPEN_FIXED.size:]))))
     elif mtype == META_VIEW:
-        (slot, flags, disp, esize, fsize, flb, fext, nb, rlen, _) = VIEW_FIXED.unpack_from(body)
+        (slot, flags, disp, esize, fsize, flb, fext, nb, rlen, tref) = VIEW_FIXED.unpack_from(body)
         o = VIEW_FIXED.size
         if 16 * nb + rlen > len(body) - o:
             raise ValueError(f"a view of {nb} blocks in a record of {len(body)} bytes")
         blocks = np.frombuffer(body, dtype="<i8", count=2 * nb, offset=o).reshape(nb, 2)
         rep = bytes(body[o + 16 * nb: o + 16 * nb + rlen]).decode("utf-8", "replace")
-        rt.views.append(dict(seq=seq, slot=slot, disp=disp, etype_size=esize,
-                             filetype_size=fsize, filetype_lb=flb, filetype_extent=fext,
-                             blocks=blocks.copy(), capped=bool(flags & 1),
-                             undecoded=bool(flags & 2), datarep=rep))
+        view = dict(seq=seq, slot=slot, disp=disp, etype_size=esize, filetype_size=fsize,
+                    filetype_lb=flb, filetype_extent=fext, undecoded=bool(flags & 2), datarep=rep)
+        if rt.version >= 4 and tref:
+            if tref - 1 not in rt.types:
+                raise ValueError(f"a view of type {tref - 1}, which no type record before it describes")
+            # described: its pieces flattened when first asked for (IOMODEL_VIEW_PIECES:
+            # the tracer's own beside it, as `pieces`)
+            view = DescribedView(view, type_id=tref - 1, types=rt.types, memo=rt.type_blocks)
+            if nb:
+                view["pieces"] = blocks.copy()
+        else:
+            view.update(blocks=blocks.copy(), capped=bool(flags & 1))
+        rt.views.append(view)
+    elif mtype == META_TYPE:
+        (tid, comb, ni, na, nd, _, size, lb, ext) = TYPE_FIXED.unpack_from(body)
+        o = TYPE_FIXED.size
+        li, lk = (4 * ni + 7) // 8 * 8, (4 * nd + 7) // 8 * 8
+        if min(ni, na, nd) < 0 or o + li + 8 * na + lk > len(body):
+            raise ValueError(f"a type of {ni} integers, {na} addresses and {nd} types "
+                             f"in a record of {len(body)} bytes")
+        kids = np.frombuffer(body, "<u4", nd, o + li + 8 * na).tolist()
+        if comb >= len(COMBINERS) or tid != len(rt.types) or any(k >= tid for k in kids):
+            raise ValueError(f"type {tid} (combiner {comb}) out of order or of an unknown kind")
+        rt.types[tid] = dict(comb=comb, size=size, lb=lb, extent=ext,
+                             ints=np.frombuffer(body, "<i4", ni, o).astype(np.int64),
+                             addrs=np.frombuffer(body, "<i8", na, o + li).copy(), kids=kids)
     elif mtype == META_PROGRAM:
         n = min(struct.unpack_from("<I", body)[0], len(body) - 8)
         rt.command = [a.decode("utf-8", "replace") for a in bytes(body[8:8 + n]).split(b"\0")
@@ -147,6 +174,28 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
         rt.buffers.append((seq, off))
     else:
         raise TraceError(path, where, f"unknown metadata record type {mtype}")
+
+
+class DescribedView(dict):
+    """A view whose filetype the trace describes: `blocks` and `capped` are
+    computed from the description when first read (analyzer/typemap.py)."""
+
+    def __init__(self, fields, type_id, types, memo):
+        super().__init__(fields, type_id=type_id)
+        self._types, self._memo = types, memo
+
+    def __missing__(self, key):
+        if key not in ("blocks", "capped"):
+            raise KeyError(key)
+        try:
+            blocks, capped = flatten(self._types, self["type_id"], self._memo)
+        except (ValueError, IndexError, MemoryError):
+            # a description that does not add up (a damaged trace): not decoded, so
+            # mapped as contiguous and not counted as resolved, as a darray
+            blocks, capped = np.zeros((0, 2), np.int64), False
+            self["undecoded"] = True
+        self.update(blocks=blocks, capped=capped)
+        return self[key]
 
 
 class Columns(dict):

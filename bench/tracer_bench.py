@@ -156,7 +156,7 @@ def table(res, only=None):
     rows = [("MPI_File_write_at, 0 bytes", "write0", "ns/event"),
             ("MPI_File_write_at, 4 KiB", "write4k", "ns/event"),
             ("MPI_Barrier(MPI_COMM_SELF), logical clock", "comm", "ns/call"),
-            ("MPI_File_set_view, S3D-IO's 48^3 filetype flattened", "view", "ns/call"),
+            ("MPI_File_set_view, S3D-IO's 48^3 filetype described", "view", "ns/call"),
             ("pwrite, 0 bytes, a file followed", "pwrite0", "ns/event"),
             ("pwrite, 4 KiB, a file followed", "pwrite4k", "ns/event"),
             ("pwrite, 0 bytes, a path left out (/dev/null)", "pwrite_excluded", "ns/call")]

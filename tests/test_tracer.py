@@ -294,8 +294,10 @@ def test_tables_export_to_parquet(traced, tmp_path):
 @BOTH_MPIS
 def test_huge_filetype_is_capped_and_marked(traced):
     # btio_like 8x8x8 on 4 ranks: each rank's subarray filetype is 4 blocks of
-    # 1280 bytes (expected.btio_expected_ranges); allow the tracer only 2.
-    trace = traced("btio_like", NP, 8, 8, 8, 5, env={"IOMODEL_MAX_VIEW_BLOCKS": "2"}).trace()
+    # 1280 bytes (expected.btio_expected_ranges); stored as the tracer's pieces
+    # (the cap is theirs), with room for only 2.
+    env = {"IOMODEL_MAX_VIEW_BLOCKS": "2", "IOMODEL_VIEWS": "pieces"}
+    trace = traced("btio_like", NP, 8, 8, 8, 5, env=env).trace()
     views = trace.views.to_pylist()
     assert len(views) == NP and all(v["capped"] and v["blocks"] == 2 for v in views)
     for rank in range(NP):
@@ -306,22 +308,60 @@ def test_huge_filetype_is_capped_and_marked(traced):
     assert len(data) == 2 * 5 * NP and not any(e["resolved"] for e in data)
 
 
+# view_types.c's filetypes: the blocks in its header, worked out by hand.  A and C
+# cover whole inner dimensions: one run each, not one block per element.
+VIEW_TYPES_BLOCKS = [
+    [(192, 384)],
+    [(256, 96), (448, 96)],
+    [(256, 96), (448, 96)],
+    [(64 + 8 * k, 4) for k in range(16)],
+    [(64, 16), (104, 16)],
+    [(0, 16), (32, 16), (64, 16)],              # F vector
+    [(0, 12), (100, 12)],                       # G hvector
+    [(0, 4), (12, 8), (28, 4)],                 # H indexed
+    [(4, 8), (40, 4)],                          # I hindexed
+    [(0, 4), (8, 4), (20, 4)],                  # J indexed_block
+    [(0, 3), (50, 3)],                          # K hindexed_block
+    [(0, 4), (8, 8)],                           # L struct
+    [(0, 16), (32, 16), (64, 16)],              # M dup of F
+    [(0, 4), (12, 4)],                          # N contiguous of a resized int
+    [(0, 32)],                                  # O darray: the tracer's pieces
+]
+VIEW_TYPES_EXTENTS = [768, 768, 768, 192, 120, 80, 112, 32, 40, 24, 53, 16, 80, 24, 32]
+
+
 @BOTH_MPIS
-def test_subarray_views_flatten_to_the_hand_computed_blocks(traced):
-    # view_types.c's five filetypes; the blocks in its header, worked out by hand.
-    # A and C cover whole inner dimensions: one run each, not one block per element.
+def test_views_are_described_and_flatten_to_the_hand_computed_blocks(traced):
+    # Each filetype but the darray is stored as its description (a type id), the
+    # analyzer flattening it; the darray, which the trace does not describe, as the
+    # tracer's pieces.
     views = traced("view_types", 1).trace().views.to_pylist()
     got = [list(zip(v["block_offsets"], v["block_lengths"])) for v in views]
-    assert got == [
-        [(192, 384)],
-        [(256, 96), (448, 96)],
-        [(256, 96), (448, 96)],
-        [(64 + 8 * k, 4) for k in range(16)],
-        [(64, 16), (104, 16)],
-    ]
-    assert [v["blocks"] for v in views] == [1, 2, 2, 16, 2]
-    assert not any(v["capped"] for v in views)
-    assert [v["filetype_extent"] for v in views] == [768, 768, 768, 192, 120]
+    assert got == VIEW_TYPES_BLOCKS
+    assert [v["blocks"] for v in views] == [len(b) for b in VIEW_TYPES_BLOCKS]
+    assert not any(v["capped"] or v["undecoded"] for v in views)
+    assert [v["filetype_extent"] for v in views] == VIEW_TYPES_EXTENTS
+    assert [v["type_id"] is None for v in views] == [False] * 14 + [True]
+
+
+@BOTH_MPIS
+def test_a_views_description_flattens_to_the_tracers_own_pieces(traced):
+    # IOMODEL_VIEWS=both: each view's description and the tracer's own flattening of
+    # it in one trace; the analyzer's blocks from the one are the other's, exactly.
+    from iomodel.analyzer.tracefile import read_rank_file
+    r = traced("view_types", 1, env={"IOMODEL_VIEWS": "both"})
+    raw = read_rank_file(next(r.trace_dir.glob("rank-*.iot")))
+    described = [v for v in raw.views if "type_id" in v]
+    assert len(described) == 14 and len(raw.views) == 15
+    for v, want in zip(described, VIEW_TYPES_BLOCKS):
+        assert v["pieces"].tolist() == v["blocks"].tolist() == [list(b) for b in want]
+    # each distinct type once a rank, children first: MPI_INT 0, A to C's subarrays 1 to 3,
+    # D's vector 4, resized pair 5 and subarray 6, MPI_DOUBLE 7, E 8, F's vector 9, G to I
+    # 10 to 12, MPI_SHORT 13, J 14, MPI_CHAR 15, K 16, L's struct (of 0 and 7) 17, M's dup
+    # of F's vector 18, N's resized int 19 and contiguous 20 (a named type is its size)
+    assert len(raw.types) == 21
+    assert [v["type_id"] for v in described] == [1, 2, 3, 6, 8, 9, 10, 11, 12, 14, 16, 17, 18, 20]
+    assert raw.types[17]["kids"] == [0, 7] and raw.types[18]["kids"] == [9]
 
 
 def test_trace_launches_without_numpy_or_pyarrow_loaded(tmp_path):
@@ -336,11 +376,51 @@ def test_trace_launches_without_numpy_or_pyarrow_loaded(tmp_path):
 
 
 def test_subarray_views_over_the_cap_keep_their_first_blocks(traced):
-    # The same five filetypes with room for one block: A is one run, the others
-    # keep their first block and are marked capped (D's element alone, an int at
-    # 0 and one at 8, is over the cap: its first int at 64).
-    env = {"IOMODEL_MAX_VIEW_BLOCKS": "1"}
+    # Views stored as the tracer's pieces (IOMODEL_VIEWS=pieces, as before types were
+    # described) with room for one block: A and the darray are one run each, the
+    # others keep their first block and are marked capped (D's element alone, an int
+    # at 0 and one at 8, is over the cap: its first int at 64).
+    env = {"IOMODEL_MAX_VIEW_BLOCKS": "1", "IOMODEL_VIEWS": "pieces"}
     views = traced("view_types", 1, env=env).trace().views.to_pylist()
     got = [list(zip(v["block_offsets"], v["block_lengths"])) for v in views]
-    assert got == [[(192, 384)], [(256, 96)], [(256, 96)], [(64, 4)], [(64, 16)]]
-    assert [v["capped"] for v in views] == [False, True, True, True, True]
+    assert got == [[(192, 384)], [(256, 96)], [(256, 96)], [(64, 4)], [(64, 16)],
+                   [(0, 16)], [(0, 12)], [(0, 4)], [(4, 8)], [(0, 4)], [(0, 3)], [(0, 4)],
+                   [(0, 16)], [(0, 4)], [(0, 32)]]
+    assert [v["capped"] for v in views] == [False] + [True] * 13 + [False]
+    assert all(v["type_id"] is None for v in views)
+
+
+def test_s3d_views_cost_the_same_trace_bytes_at_any_grid(traced):
+    """s3d_like (blocking, 4 ranks, MPI_Dims_create's 2 x 2 x 1) at grids of 12, 24 and
+    36 cells a side: 5 files of 4 views a rank, variable v's a subarray of {NV[v], G, G,
+    G} doubles of which a rank holds {NV[v], G/2, G/2, G}; Z whole, so a run covers Z and
+    the rank's half of Y (G * G/2 doubles): NV[v] * G/2 pieces, 8 * G a file and rank.
+    Described, every rank's trace has the same bytes at every grid (the command line's
+    grid has two digits each time); as pieces, 40 * G a rank.  IOMODEL_VIEWS=both: the
+    description's blocks
+    are the pieces, view by view; and the analyzer's byte ranges of every access from a
+    trace of descriptions are those from a trace of pieces."""
+    from iomodel.analyzer.tracefile import read_rank_file
+
+    def rank_files(run):
+        return sorted(run.trace_dir.glob("rank-*.iot"))
+    sizes = []
+    for g in (12, 24, 36):
+        run = traced("s3d_like", 4, "blocking", g, g, g)
+        sizes.append([f.stat().st_size for f in rank_files(run)])
+        pieces = traced("s3d_like", 4, "blocking", g, g, g, env={"IOMODEL_VIEWS": "pieces"})
+        assert [sum(len(v["blocks"]) for v in read_rank_file(f).views) for f in rank_files(pieces)] \
+            == [40 * g] * 4
+    assert sizes[0] == sizes[1] == sizes[2]
+
+    def ranges(run):
+        t = run.trace()
+        return sorted(zip(*(t.extents.column(c).to_pylist() for c in t.extents.column_names
+                            if c not in ("t_start", "t_end"))))
+    by_pieces = ranges(pieces)                    # the 36^3 run's
+    both = traced("s3d_like", 4, "blocking", 36, 36, 36, env={"IOMODEL_VIEWS": "both"})
+    for f in rank_files(both):
+        views = read_rank_file(f).views
+        assert len(views) == 20 and all(v["blocks"].tolist() == v["pieces"].tolist() for v in views)
+    # an access's pieces, apart, and rank 0's 512-byte header of each file
+    assert ranges(both) == by_pieces and len(by_pieces) == 4 * 40 * 36 + 5

@@ -44,7 +44,7 @@ int iom_npending;
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3, CHUNK_STOP = 4 };
 enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6,
-       META_LOST = 7 };
+       META_LOST = 7, META_TYPE = 8 };
 enum { PATH_DELETE = 1, PATH_FAILED_OPEN = 2 };   /* a path record's event, by what it did */
 enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2, END_SIGNAL = 3, END_NO_MPI = 4 }; /* END_SIGNAL | signo << 8 */
 
@@ -130,6 +130,8 @@ static unsigned char *meta_buf;
 static size_t meta_n, meta_cap;
 static uint64_t meta_count;
 static size_t max_view_blocks;
+static int view_types = 1;           /* IOMODEL_VIEWS: describe a view's filetype (types, both) */
+static int view_pieces;              /*   flatten it into pieces (pieces, both, or not describable) */
 static int write_failed, write_errno;
 static int started;                  /* the file exists: MPI_Init (or a non-MPI process's exit) */
 static int finalized;                /* MPI_Finalize passed: the file stays open for what follows */
@@ -686,31 +688,108 @@ void iom_record_delete(int op, int rc, const char *path, uint64_t t0, uint64_t t
     UNLOCK();
 }
 
+/* Type records written so far, each distinct type once a rank: their payloads
+ * but for the id, which is their index here. */
+static struct seen_type { uint64_t hash; size_t len; unsigned char *bytes; } *types_seen;
+static size_t ntypes_seen, types_cap;
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The id of one node, its children's ids given: the type already written, or a
+ * new record (META_TYPE, attached to event seq); UINT32_MAX if it cannot be. */
+static uint32_t emit_type(const struct iom_tnode *n, const uint32_t *kid_ids, uint64_t seq)
+{
+    struct { uint32_t comb; int32_t ni, na, nd; uint32_t pad; int64_t size, lb, extent; }
+        __attribute__((packed)) head = {n->comb, n->ni, n->na, n->nd, 0, n->size, n->lb, n->extent};
+    size_t li = pad8(4 * (size_t)n->ni), la = 8 * (size_t)n->na, lk = pad8(4 * (size_t)n->nd);
+    size_t len = sizeof head + li + la + lk;
+    unsigned char *b = calloc(1, len);
+    if (!b) return UINT32_MAX;
+    memcpy(b, &head, sizeof head);
+    for (int i = 0; i < n->ni; i++) { int32_t v = n->iv[i]; memcpy(b + sizeof head + 4 * (size_t)i, &v, 4); }
+    for (int i = 0; i < n->na; i++) { int64_t v = n->av[i]; memcpy(b + sizeof head + li + 8 * (size_t)i, &v, 8); }
+    if (n->nd) memcpy(b + sizeof head + li + la, kid_ids, 4 * (size_t)n->nd);
+    uint64_t h = fnv1a(b, len);
+    for (size_t i = 0; i < ntypes_seen; i++)
+        if (types_seen[i].hash == h && types_seen[i].len == len && !memcmp(types_seen[i].bytes, b, len)) {
+            free(b);
+            return (uint32_t)i;
+        }
+    if (ntypes_seen == types_cap) {
+        size_t cap = types_cap ? 2 * types_cap : 16;
+        struct seen_type *t = realloc(types_seen, cap * sizeof *t);
+        if (!t) { free(b); return UINT32_MAX; }
+        types_seen = t;
+        types_cap = cap;
+    }
+    size_t total;
+    unsigned char *p = meta_begin(META_TYPE, 4 + len, seq, &total);   /* the id, then b: 48 + ... */
+    if (!p) { free(b); return UINT32_MAX; }
+    uint32_t id = (uint32_t)ntypes_seen;
+    memcpy(p + sizeof(struct meta_header), &id, 4);
+    memcpy(p + sizeof(struct meta_header) + 4, b, len);
+    meta_end(p, total);
+    types_seen[ntypes_seen++] = (struct seen_type){h, len, b};
+    return id;
+}
+
+/* The records of a description not yet written; the root's id, or UINT32_MAX. */
+static uint32_t emit_types(const struct iom_tdesc *d, uint64_t seq)
+{
+    uint32_t *ids = malloc(d->count * sizeof *ids), root = UINT32_MAX;
+    uint32_t kids[64];
+    for (size_t i = 0; ids && i < d->count; i++) {
+        const struct iom_tnode *n = &d->n[i];
+        uint32_t *k = n->nd <= 64 ? kids : malloc(sizeof *k * (size_t)n->nd);
+        if (!k) break;
+        for (int j = 0; j < n->nd; j++) k[j] = ids[n->kids[j]];
+        int missing = 0;
+        for (int j = 0; j < n->nd; j++) missing |= k[j] == UINT32_MAX;
+        ids[i] = missing ? UINT32_MAX : emit_type(n, k, seq);
+        if (k != kids) free(k);
+        root = ids[i];
+    }
+    free(ids);
+    return root;
+}
+
 void iom_record_view(int op, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
                      MPI_Datatype filetype, const char *datarep, uint64_t t0, uint64_t t1)
 {
     struct iom_blocks bl = {0};
     bl.max = max_view_blocks;
-    int esize = 0, fsize = 0;
+    struct iom_tdesc desc = {0};
+    int esize = 0, fsize = 0, described = 0;
     MPI_Aint lb = 0, extent = 0;
     if (rc == MPI_SUCCESS) {
         iom_real_MPI_Type_size(etype, &esize);
         iom_real_MPI_Type_size(filetype, &fsize);
         iom_real_MPI_Type_get_extent(filetype, &lb, &extent);
-        iom_flatten(filetype, &bl);
+        described = view_types && iom_describe(filetype, &desc) == 0;
+        if (!described || view_pieces) iom_flatten(filetype, &bl);
     }
     size_t rlen = datarep ? strlen(datarep) : 0;
     LOCK();
     int slot = slot_lookup(fh);
     uint64_t seq = push(op, rc == MPI_SUCCESS ? 0 : IOM_F_ERROR, slot, (int64_t)disp, 0, t0, t1);
+    /* the filetype's description: its id + 1 in the record (0: pieces alone) */
+    uint32_t type_ref = described ? emit_types(&desc, seq) + 1 : 0;
+    if (described && !type_ref && !bl.n) bl.undecoded = 1;   /* out of memory: neither */
     if (rc == MPI_SUCCESS) {
         struct {
             uint32_t slot, flags;
             int64_t disp, etype_size, ftype_size, ftype_lb, ftype_extent;
             uint64_t nblocks;
-            uint32_t datarep_len, pad;
+            uint32_t datarep_len, type_ref;
         } fixed = {(uint32_t)slot, (uint32_t)(bl.capped | bl.undecoded << 1), disp, esize,
-                   fsize, lb, extent, bl.n, (uint32_t)rlen, 0};
+                   fsize, lb, extent, bl.n, (uint32_t)rlen, type_ref};
         size_t blen = bl.n * sizeof(struct iom_block), total;
         unsigned char *p = meta_begin(META_VIEW, sizeof fixed + blen + rlen, seq, &total);
         if (p) {
@@ -723,6 +802,7 @@ void iom_record_view(int op, int rc, MPI_File fh, MPI_Offset disp, MPI_Datatype 
     }
     UNLOCK();
     free(bl.b);
+    iom_tdesc_free(&desc);
 }
 
 /* ------------------------------------------------------ POSIX and stdio */
@@ -1176,6 +1256,9 @@ static void posix_init(void)
     meta_cap_run = buf_bytes / 4 < 4096 ? 4096 : buf_bytes / 4;
     meta_cap_max = 4 * meta_cap_run;
     max_view_blocks = env_size("IOMODEL_MAX_VIEW_BLOCKS", 1u << 16, 1);
+    const char *views = getenv("IOMODEL_VIEWS");       /* types (the default), pieces, both */
+    if (views && !strcmp(views, "pieces")) view_types = 0;
+    view_pieces = views && (!strcmp(views, "pieces") || !strcmp(views, "both"));
     ev_buf = malloc(ev_cap * sizeof *ev_buf);
     meta_buf = malloc(meta_cap);
     struct rlimit rl;

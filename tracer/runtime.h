@@ -34,7 +34,7 @@ extern IOM_HIDDEN MPI_Op iom_sum;
 #define IOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define IOM_LIKELY(x) __builtin_expect(!!(x), 1)
 
-#define IOM_TRACE_VERSION 3
+#define IOM_TRACE_VERSION 4
 #define IOM_NO_SLOT 0xFFFFu
 
 /* Event flags (struct iom_event.flags). */
@@ -182,5 +182,23 @@ struct iom_blocks {
     int undecoded;   /* a combiner could not be decoded */
 };
 void iom_flatten(MPI_Datatype type, struct iom_blocks *out) IOM_HIDDEN;
+
+/* Type descriptions (typedesc.c): a datatype's constructor tree, children
+ * before parents, the root last; kids index the description's own nodes.
+ * The combiner codes are the trace's (docs/trace-format.md). */
+enum { IOM_T_NAMED = 0, IOM_T_DUP = 1, IOM_T_CONTIGUOUS = 2, IOM_T_VECTOR = 3, IOM_T_HVECTOR = 4,
+       IOM_T_INDEXED = 5, IOM_T_HINDEXED = 6, IOM_T_INDEXED_BLOCK = 7, IOM_T_HINDEXED_BLOCK = 8,
+       IOM_T_STRUCT = 9, IOM_T_SUBARRAY = 10, IOM_T_RESIZED = 11 };
+struct iom_tnode {
+    uint32_t comb;
+    int32_t ni, na, nd;
+    int64_t size, lb, extent;
+    int *iv;
+    MPI_Aint *av;
+    int32_t *kids;
+};
+struct iom_tdesc { struct iom_tnode *n; size_t count, cap; };
+int iom_describe(MPI_Datatype type, struct iom_tdesc *d) IOM_HIDDEN;   /* 0, or -1: not describable */
+void iom_tdesc_free(struct iom_tdesc *d) IOM_HIDDEN;
 
 #endif
