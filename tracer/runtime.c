@@ -692,6 +692,24 @@ void iom_record_delete(int op, int rc, const char *path, uint64_t t0, uint64_t t
  * but for the id, which is their index here. */
 static struct seen_type { uint64_t hash; size_t len; unsigned char *bytes; } *types_seen;
 static size_t ntypes_seen, types_cap;
+static uint32_t *type_index;         /* open addressing by hash: index + 1, 0 empty */
+static size_t index_cap;             /* a power of two, at least twice ntypes_seen */
+
+static int index_grow(void)
+{
+    size_t cap = index_cap ? 2 * index_cap : 64;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return -1;
+    for (size_t i = 0; i < ntypes_seen; i++) {
+        size_t k = types_seen[i].hash & (cap - 1);
+        while (t[k]) k = (k + 1) & (cap - 1);
+        t[k] = (uint32_t)i + 1;
+    }
+    free(type_index);
+    type_index = t;
+    index_cap = cap;
+    return 0;
+}
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -717,11 +735,15 @@ static uint32_t emit_type(const struct iom_tnode *n, const uint32_t *kid_ids, ui
     for (int i = 0; i < n->na; i++) { int64_t v = n->av[i]; memcpy(b + sizeof head + li + 8 * (size_t)i, &v, 8); }
     if (n->nd) memcpy(b + sizeof head + li + la, kid_ids, 4 * (size_t)n->nd);
     uint64_t h = fnv1a(b, len);
-    for (size_t i = 0; i < ntypes_seen; i++)
-        if (types_seen[i].hash == h && types_seen[i].len == len && !memcmp(types_seen[i].bytes, b, len)) {
+    if (2 * (ntypes_seen + 1) > index_cap && index_grow() != 0) { free(b); return UINT32_MAX; }
+    size_t k = h & (index_cap - 1);
+    for (; type_index[k]; k = (k + 1) & (index_cap - 1)) {
+        const struct seen_type *t = &types_seen[type_index[k] - 1];
+        if (t->hash == h && t->len == len && !memcmp(t->bytes, b, len)) {
             free(b);
-            return (uint32_t)i;
+            return type_index[k] - 1;
         }
+    }
     if (ntypes_seen == types_cap) {
         size_t cap = types_cap ? 2 * types_cap : 16;
         struct seen_type *t = realloc(types_seen, cap * sizeof *t);
@@ -737,6 +759,7 @@ static uint32_t emit_type(const struct iom_tnode *n, const uint32_t *kid_ids, ui
     memcpy(p + sizeof(struct meta_header) + 4, b, len);
     meta_end(p, total);
     types_seen[ntypes_seen++] = (struct seen_type){h, len, b};
+    type_index[k] = id + 1;          /* k: the empty slot the probe ended on */
     return id;
 }
 
