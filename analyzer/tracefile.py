@@ -15,7 +15,7 @@ import numpy as np
 
 from iomodel.models.schema import MAX_NP
 
-from .typemap import COMBINERS, flatten
+from .typemap import check_counts, flatten
 
 MAGIC = b"IOMTRACE"
 VERSION = 4                     # this iomodel writes version 4
@@ -136,7 +136,7 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
         if rt.version >= 4 and tref:
             if tref - 1 not in rt.types:
                 raise ValueError(f"a view of type {tref - 1}, which no type record before it describes")
-            # described: its pieces flattened when first asked for (IOMODEL_VIEW_PIECES:
+            # described: its pieces flattened when first asked for (IOMODEL_VIEWS=both:
             # the tracer's own beside it, as `pieces`)
             view = DescribedView(view, type_id=tref - 1, types=rt.types, memo=rt.type_blocks)
             if nb:
@@ -152,10 +152,11 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
             raise ValueError(f"a type of {ni} integers, {na} addresses and {nd} types "
                              f"in a record of {len(body)} bytes")
         kids = np.frombuffer(body, "<u4", nd, o + li + 8 * na).tolist()
-        if comb >= len(COMBINERS) or tid != len(rt.types) or any(k >= tid for k in kids):
-            raise ValueError(f"type {tid} (combiner {comb}) out of order or of an unknown kind")
-        rt.types[tid] = dict(comb=comb, size=size, lb=lb, extent=ext,
-                             ints=np.frombuffer(body, "<i4", ni, o).astype(np.int64),
+        if tid != len(rt.types) or any(k >= tid for k in kids):
+            raise ValueError(f"type {tid} out of order, or made of a type not described before it")
+        ints = np.frombuffer(body, "<i4", ni, o).astype(np.int64)
+        check_counts(comb, ints, na, nd)
+        rt.types[tid] = dict(comb=comb, size=size, lb=lb, extent=ext, ints=ints,
                              addrs=np.frombuffer(body, "<i8", na, o + li).copy(), kids=kids)
     elif mtype == META_PROGRAM:
         n = min(struct.unpack_from("<I", body)[0], len(body) - 8)
@@ -190,8 +191,9 @@ class DescribedView(dict):
         try:
             blocks, capped = flatten(self._types, self["type_id"], self._memo)
         except (ValueError, IndexError, MemoryError):
-            # a description that does not add up (a damaged trace): not decoded, so
-            # mapped as contiguous and not counted as resolved, as a darray
+            # the records' counts were checked when read; what is left (a subarray's
+            # sizes that disagree, no memory) is not decoded: mapped as contiguous and
+            # not counted as resolved, as a darray
             blocks, capped = np.zeros((0, 2), np.int64), False
             self["undecoded"] = True
         self.update(blocks=blocks, capped=capped)

@@ -23,6 +23,21 @@ class DescriptionError(ValueError):
     disagree with the record): the trace is damaged."""
 
 
+def check_counts(comb, ints, na, nd):
+    """Raise DescriptionError unless a record's integers, addresses and types are
+    as many as MPI_Type_get_contents gives for its combiner (MPI 4.0, 5.1.13)."""
+    if comb >= len(COMBINERS):
+        raise DescriptionError(f"combiner {comb}, which this iomodel does not know")
+    n = int(ints[0]) if len(ints) else -1
+    want = {NAMED: (0, 0, 0), DUP: (0, 0, 1), CONTIGUOUS: (1, 0, 1), VECTOR: (3, 0, 1),
+            HVECTOR: (2, 1, 1), INDEXED: (2 * n + 1, 0, 1), HINDEXED: (n + 1, n, 1),
+            INDEXED_BLOCK: (n + 2, 0, 1), HINDEXED_BLOCK: (2, n, 1), STRUCT: (n + 1, n, n),
+            SUBARRAY: (3 * n + 2, 0, 1), RESIZED: (0, 2, 1)}[comb]
+    if (len(ints), na, nd) != want or n < -1:
+        raise DescriptionError(f"a {COMBINERS[comb]} type with {len(ints)} integers, {na} addresses "
+                               f"and {nd} types, not {want[0]}, {want[1]} and {want[2]}")
+
+
 def merge(off, ln):
     """Blocks in order: empty ones dropped, each run of adjacent ones one block."""
     keep = ln > 0

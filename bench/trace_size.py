@@ -35,12 +35,14 @@ def pad8(n):
 
 
 def view_bytes(rank):
-    """Bytes of a rank's view and type records (16-byte record header each)."""
+    """Bytes of a rank's view and type records, as docs/trace-format.md lays them out."""
+    from iomodel.analyzer.tracefile import META, TYPE_FIXED, VIEW_FIXED
+
     def stored(v):     # pieces in the record: a described view's only with IOMODEL_VIEWS=both
         return len(v["pieces"]) if "pieces" in v else 0 if "type_id" in v else len(v["blocks"])
-    views = sum(16 + 80 + 16 * stored(v) + pad8(len(v["datarep"])) for v in rank.views)
-    types = sum(16 + 48 + pad8(4 * len(t["ints"])) + 8 * len(t["addrs"]) + pad8(4 * len(t["kids"]))
-                for t in rank.types.values())
+    views = sum(META.size + VIEW_FIXED.size + 16 * stored(v) + pad8(len(v["datarep"])) for v in rank.views)
+    types = sum(META.size + TYPE_FIXED.size + pad8(4 * len(t["ints"])) + 8 * len(t["addrs"])
+                + pad8(4 * len(t["kids"])) for t in rank.types.values())
     return views + types
 
 

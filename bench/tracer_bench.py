@@ -164,18 +164,15 @@ def table(res, only=None):
     head = "".join(f" {m['library']}: untraced | cost, in-process blocks | cost, process pairs |" for m in mpis)
     out = [f"| measure |{head} goal |", "|---|" + "---|---|---|" * len(mpis) + "---|"]
 
-    def cost(m, k, unit, field="overhead", of=lambda m, k: m[k + "_overhead_ns"]):
-        if k not in m.get(f"{field}_quartiles_ns", {}):
-            return " |"
-        q = m[f"{field}_quartiles_ns"][k]
-        return f" {of(m, k):.1f} {unit} ({q[0]:.0f} to {q[1]:.0f}) |"
+    def cost(median, quarts, unit):
+        return " |" if median is None else f" {median:.1f} {unit} ({quarts[0]:.0f} to {quarts[1]:.0f}) |"
 
     for name, k, unit in rows:
         if only and k not in only:
             continue
         cells = "".join(f" {m['untraced_ns_median'][k + '_ns']:.1f} ns |"
-                        + cost(m, k, unit, "in_process", lambda m, k: m["in_process_overhead_ns"][k])
-                        + cost(m, k, unit) for m in mpis)
+                        + cost(m["in_process_overhead_ns"].get(k), m["in_process_quartiles_ns"].get(k), unit)
+                        + cost(m[k + "_overhead_ns"], m["overhead_quartiles_ns"][k], unit) for m in mpis)
         out.append(f"| {name} |{cells} <= {res['goals'][k + '_overhead_ns']} |")
     cells = "".join(f" | | {m['bytes_per_event']:.2f} B/event |" for m in mpis)
     out.append(f"| trace size |{cells} <= {res['goals']['bytes_per_event']} |")
@@ -187,7 +184,7 @@ def table(res, only=None):
     out.append(f"\n{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}; medians of {res['repeats']} "
                f"side-by-side pairs of runs under each MPI, {res['calls_per_measure']} calls each, "
                f"the pairs' quartiles in brackets; in-process blocks: the median of "
-               f"{res['calls_per_measure'] // 800} alternating pairs of {100}-call blocks within each run, "
+               f"{res['calls_per_measure'] // 800} alternating pairs of 100-call blocks within each run, "
                f"through the wrapper and the real function ({m['date']}).")
     return "\n".join(out)
 

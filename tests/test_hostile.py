@@ -208,6 +208,27 @@ def _view_past_its_record(header, chunks):
     raise AssertionError("no view record")
 
 
+def _meta_record(chunks, mtype, combiner=None):
+    """(payload, offset) of the first metadata record of that type (a type record of
+    that combiner)."""
+    for c in chunks:
+        if c[0] == 2:
+            for pos, t, n in meta_records(c[5]):
+                if t == mtype and (combiner is None or struct.unpack_from("<I", c[5], pos + 20)[0] == combiner):
+                    return c[5], pos
+    raise AssertionError(f"no metadata record of type {mtype}")
+
+
+def _subarray_of_four_dimensions(header, chunks):
+    payload, pos = _meta_record(chunks, 8, combiner=10)         # btio_like's 3-D subarray
+    struct.pack_into("<i", payload, pos + 16 + 48, 4)           # its first integer: ndims
+
+
+def _view_of_a_type_not_there(header, chunks):
+    payload, pos = _meta_record(chunks, 3)
+    struct.pack_into("<I", payload, pos + 16 + 60, 99)          # type ref: type 98
+
+
 def _huge_nranks(header, chunks):
     struct.pack_into("<i", header, 20, 2 ** 31 - 1)    # the header's number of ranks
 
@@ -219,6 +240,11 @@ def _huge_nranks(header, chunks):
     (_huge_seq, 1, "corrupt: chunk of"),
     (_unknown_routine, 0, "corrupt: event 1 names routine number 200, which the routine table"),
     (_view_past_its_record, 1, "corrupt metadata record (type 3): a view of 1099511627776 blocks"),
+    # a subarray's integers are 3 * ndims + 2 (ndims, sizes, subsizes, starts, order): 11 for 3-D
+    (_subarray_of_four_dimensions, 1, "corrupt metadata record (type 8): a subarray type with 11 "
+                                      "integers, 0 addresses and 1 types, not 14, 0 and 1"),
+    (_view_of_a_type_not_there, 1, "corrupt metadata record (type 3): a view of type 98, which no "
+                                   "type record before it describes"),
 ])
 def test_damage_that_the_checksums_cannot_see(traced, tmp_path, edit, rank, problem):
     """A rank file edited with every chunk's checksum recomputed: trace-info and

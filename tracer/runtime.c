@@ -294,6 +294,22 @@ static void stop_before_start(void)
     iom_pon = 0;
 }
 
+/* The event record at the buffer's end (room checked by the caller); a byte
+ * count or duration past 32 bits saturates (push_any adds its extension). */
+static inline __attribute__((always_inline)) void put_event(int op, unsigned flags, int slot, int64_t a,
+                                                            int64_t b, uint64_t t0, uint64_t dt)
+{
+    struct iom_event *e = &ev_buf[ev_n++];
+    e->op = (uint8_t)op;
+    e->flags = (uint8_t)flags;
+    e->slot = (uint16_t)slot;
+    e->lclock = iom_lclock;
+    e->offset = a;
+    e->t0 = t0;
+    e->dt = dt >= UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
+    e->bytes = (uint64_t)b >= UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+}
+
 /* Append an event; returns its seq.  Byte counts and durations that do not
  * fit 32 bits are stored whole in an extension record right after it (in
  * the same chunk). */
@@ -308,15 +324,7 @@ static uint64_t push_any(int op, unsigned flags, int slot, int64_t a, int64_t b,
     if (IOM_UNLIKELY(!started && ev_n + 4 > ev_cap) &&   /* room for this one and the next */
         !grow((void **)&ev_buf, &ev_cap, sizeof *ev_buf, ev_cap_max))
         stop_before_start();
-    struct iom_event *e = &ev_buf[ev_n++];
-    e->op = (uint8_t)op;
-    e->flags = (uint8_t)flags;
-    e->slot = (uint16_t)slot;
-    e->lclock = iom_lclock;
-    e->offset = a;
-    e->t0 = t0;
-    e->dt = dt >= UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
-    e->bytes = (uint64_t)b >= UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+    put_event(op, flags, slot, a, b, t0, dt);
     if (IOM_UNLIKELY(ext)) {
         struct iom_event *x = &ev_buf[ev_n++];
         memset(x, 0, sizeof *x);
@@ -335,15 +343,7 @@ static inline __attribute__((always_inline)) uint64_t push(int op, unsigned flag
     uint64_t dt = t1 - t0;
     if (IOM_UNLIKELY((uint64_t)b >= UINT32_MAX || dt >= UINT32_MAX || ev_n + 4 > ev_cap))
         return push_any(op, flags, slot, a, b, t0, t1);
-    struct iom_event *e = &ev_buf[ev_n++];
-    e->op = (uint8_t)op;
-    e->flags = (uint8_t)flags;
-    e->slot = (uint16_t)slot;
-    e->lclock = iom_lclock;
-    e->offset = a;
-    e->t0 = t0;
-    e->dt = (uint32_t)dt;
-    e->bytes = (uint32_t)b;
+    put_event(op, flags, slot, a, b, t0, dt);
     return ev_seq++;
 }
 
@@ -766,19 +766,18 @@ static uint32_t emit_type(const struct iom_tnode *n, const uint32_t *kid_ids, ui
 /* The records of a description not yet written; the root's id, or UINT32_MAX. */
 static uint32_t emit_types(const struct iom_tdesc *d, uint64_t seq)
 {
-    uint32_t *ids = malloc(d->count * sizeof *ids), root = UINT32_MAX;
-    uint32_t kids[64];
-    for (size_t i = 0; ids && i < d->count; i++) {
+    uint32_t *ids = malloc((d->count + 1) * sizeof *ids), root = UINT32_MAX;
+    size_t i = 0;
+    for (; ids && i < d->count; i++) {
         const struct iom_tnode *n = &d->n[i];
-        uint32_t *k = n->nd <= 64 ? kids : malloc(sizeof *k * (size_t)n->nd);
+        uint32_t *k = malloc(sizeof *k * (size_t)(n->nd + 1));
         if (!k) break;
-        for (int j = 0; j < n->nd; j++) k[j] = ids[n->kids[j]];
         int missing = 0;
-        for (int j = 0; j < n->nd; j++) missing |= k[j] == UINT32_MAX;
+        for (int j = 0; j < n->nd; j++) missing |= (k[j] = ids[n->kids[j]]) == UINT32_MAX;
         ids[i] = missing ? UINT32_MAX : emit_type(n, k, seq);
-        if (k != kids) free(k);
-        root = ids[i];
+        free(k);
     }
+    if (ids && i == d->count && i) root = ids[i - 1];     /* the root is the last node */
     free(ids);
     return root;
 }
