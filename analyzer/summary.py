@@ -1,5 +1,4 @@
 """The numbers `iomodel trace-info` prints, computed from a Trace's tables."""
-import os
 
 import numpy as np
 
@@ -47,5 +46,5 @@ def summarize(trace):
         "errors": int((~ok).sum()),
         "damage": [str(e) for e in trace.errors],
         "gaps": (trace.gaps or {}).get("notes", []),
-        "trace_bytes": sum(os.path.getsize(f) for f in trace.rank_files),
+        "trace_bytes": trace.trace_bytes,
     }

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from iomodel.outputs import atomic_path
 
+from .jobfile import JOB_NAME, job_images
 from .linking import apply_ordered, latest_at_or_before, link_rank, resolve_rank
 from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, buffer_offsets,
                         read_rank_file)
@@ -90,13 +91,30 @@ class Trace:
         self.path = Path(path)
         if not self.path.is_dir():
             raise TraceError(str(self.path), None, "no such trace directory")
-        self.rank_files = sorted(self.path.glob("rank-*" + TRACE_SUFFIX))
-        if not self.rank_files:
-            raise TraceError(str(self.path), None, f"no rank-*{TRACE_SUFFIX} files: not an iomodel trace")
         self.partial = partial
         self.errors = []
+        # the ranks' traces: rank files, and the images in a job file
+        self.rank_files = sorted(self.path.glob("rank-*" + TRACE_SUFFIX))
+        job = self.path / JOB_NAME
+        if job.exists():
+            try:
+                self.rank_files += job_images(job)
+            except TraceError as e:
+                if not partial:
+                    raise
+                self.errors.append(e)
+        if not self.rank_files and not self.errors:
+            raise TraceError(str(self.path), None, f"no rank-*{TRACE_SUFFIX} files or {JOB_NAME}: "
+                             "not an iomodel trace")
         if not lazy:
             self._rank_traces()  # read now: raise (or list in .errors) any damage
+
+    @property
+    def trace_bytes(self):
+        """The bytes of the trace's files: rank files, job file, continuations."""
+        files = {Path(str(getattr(f, "job", f))) for f in self.rank_files}
+        files |= set(self.path.glob("rank-*" + TRACE_SUFFIX + ".after"))
+        return sum(f.stat().st_size for f in files)
 
     def scan(self):
         """Each rank's trace in turn, read when reached and not kept, so that
@@ -109,7 +127,7 @@ class Trace:
         seen, clock = {}, _HostClock()
         for f in self.rank_files:
             try:
-                r = clock.align(read_rank_file(str(f)))
+                r = clock.align(read_rank_file(f))
             except TraceError as e:
                 if not self.partial:
                     e.partial = Trace(self.path, partial=True)
@@ -134,7 +152,7 @@ class Trace:
         out = []
         for f in self.rank_files:
             try:
-                out.append(read_rank_file(str(f)))
+                out.append(read_rank_file(f))
             except TraceError as e:
                 self.errors.append(e)
                 if e.partial is not None:

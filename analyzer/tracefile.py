@@ -250,10 +250,15 @@ def _ended_by(how):
     return END_HOW.get(how, f"end code {how}")
 
 
-def read_rank_file(path):
-    """Read one rank's trace.  Raises TraceError (with .partial) on damage."""
-    with open(path, "rb") as f:
-        data = memoryview(f.read())
+def read_rank_file(source):
+    """Read one rank's trace: a rank file's path, or a rank's image in a job
+    file (analyzer.jobfile.JobImage).  Raises TraceError (with .partial) on damage."""
+    path = str(source)
+    if hasattr(source, "read_bytes"):
+        data = memoryview(source.read_bytes())
+    else:
+        with open(path, "rb") as f:
+            data = memoryview(f.read())
     if len(data) < HEADER.size:
         raise TraceError(path, len(data), f"file is {len(data)} bytes, shorter than the "
                          f"{HEADER.size}-byte header (not a complete iomodel trace)")

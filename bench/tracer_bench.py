@@ -67,7 +67,7 @@ def figures(plain, traced, diffs, clock, inproc, trace, library):
     """One MPI's results: medians, overheads and the trace's size."""
     med = {k: round(statistics.median(v), 2) for k, v in diffs.items()}
     events = trace.events.num_rows
-    size = sum(f.stat().st_size for f in trace.rank_files)
+    size = trace.trace_bytes
     return {
         "library": library,
         "untraced_ns_median": {k: round(statistics.median(v), 2) for k, v in plain.items()},

@@ -12,7 +12,7 @@ def fail(msg, code=2):
 
 
 def cmd_trace(args):
-    from iomodel.tracer.launch import header_nranks, mismatch, run_traced
+    from iomodel.tracer.launch import header_nranks, job_nranks, mismatch, run_traced
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         return fail("nothing to run: give the launch command after --, "
@@ -25,8 +25,12 @@ def cmd_trace(args):
                     "Trace it with the build for that MPI (--mpi; docs/mpi.md)", rc or 2)
     files = sorted(out.glob("rank-*.iot"))
     nranks = max((header_nranks(f) for f in files), default=0)
-    of = f" of {nranks}" if nranks > len(files) else ""
-    if files:
+    joined = job_nranks(out)
+    of = f" of {nranks}" if nranks > len(files) + joined else ""
+    if joined:
+        print(f"iomodel: trace of {joined} rank(s) in {args.output}/job.iot"
+              + (f" and {len(files)} rank file(s)" if files else ""), file=sys.stderr)
+    elif files:
         print(f"iomodel: trace of {len(files)}{of} rank(s) in {args.output}", file=sys.stderr)
     elif rc:
         root = " (as root, Open MPI's mpirun needs --allow-run-as-root)" \
@@ -37,7 +41,7 @@ def cmd_trace(args):
         print(f"iomodel: no trace was written in {args.output}: the command ran, but no process "
               "called MPI_Init (not an MPI program?)", file=sys.stderr)
     if of:
-        print(f"iomodel: warning: {nranks - len(files)} rank(s) wrote no trace file: the trace is "
+        print(f"iomodel: warning: {nranks - len(files) - joined} rank(s) wrote no trace file: the trace is "
               "partial (iomodel trace-info says which)", file=sys.stderr)
     return rc
 

@@ -59,6 +59,16 @@ def header_nranks(path):
         return 0
 
 
+def job_nranks(out):
+    """The ranks in OUT/job.iot (one trace file per job), 0 when there is none."""
+    try:
+        with open(Path(out) / "job.iot", "rb") as f:
+            magic, _, _, nranks = struct.unpack("<8sIII", f.read(20))
+        return nranks if magic == b"IOMJOB\0\0" else 0
+    except (OSError, struct.error):
+        return 0
+
+
 def run_traced(outdir, cmd, extra_env=None, requested=None, say=None):
     """Run `cmd` with the tracer; returns (exit code, trace directory).
     `requested`: the MPI family (--mpi); `say`: called with the line telling
@@ -71,7 +81,7 @@ def run_traced(outdir, cmd, extra_env=None, requested=None, say=None):
     out = Path(outdir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     # a previous run's ranks would mix with this one's
-    for stale in [*out.glob("rank-*.iot"), out / MISMATCH_NOTE]:
+    for stale in [*out.glob("rank-*.iot"), *out.glob("rank-*.iot.after"), out / "job.iot", out / MISMATCH_NOTE]:
         if stale.exists():
             stale.unlink()
     env = dict(os.environ)

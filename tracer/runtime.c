@@ -6,7 +6,8 @@
  * (fixed 32-byte records) and of metadata (opens, views, buffers, ...), each chunk
  * written whole when its fixed-size buffer fills, at MPI_Finalize, at
  * MPI_Abort, at exit and on a signal that stops the job (SIGTERM and the
- * like).  docs/trace-format.md is the reference. */
+ * like); at MPI_Finalize a large job copies them into one file (jobfile.c).
+ * docs/trace-format.md is the reference. */
 #define _GNU_SOURCE
 #include "runtime.h"
 
@@ -144,6 +145,10 @@ static uint64_t load_ticks, load_mono_ns; /* when the library was loaded (a non-
 static uint64_t file_off;            /* bytes of whole chunks (and the header) in the file */
 static uint64_t events_kept;         /* events in the chunks written whole */
 static uint64_t stop_off;            /* where the stop chunk sits, 0: none */
+static char trace_dir[4000];         /* IOMODEL_TRACE_DIR of an MPI rank */
+static int job_ranks;                /* the job's size (MPI_COMM_WORLD) */
+static size_t join_min = 64;         /* IOMODEL_JOIN: the fewest ranks that write one file per job */
+static int joined;                   /* the rank's trace is in DIR/job.iot: more goes to rank-N.iot.after */
 
 void *iom_dlsym_next(const char *name)
 {
@@ -253,8 +258,19 @@ static void write_stop(uint32_t how)
     errno = saved;
 }
 
+/* After the join, what the process records goes to DIR/rank-N.iot.after: chunks
+ * that continue the rank's trace in the job file. */
+static void open_after(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank-%06d.iot.after", trace_dir, my_rank);
+    fd = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) { write_failed = 1; write_errno = errno; }
+}
+
 static void write_chunk(int type, const void *payload, size_t len, uint64_t count, uint64_t first)
 {
+    if (fd < 0 && joined && !write_failed) open_after();
     if (fd < 0 || write_failed) return;
     struct chunk_header h;
     chunk_header(&h, type, payload, len, count, first);
@@ -1121,7 +1137,7 @@ static void on_stop_signal(int sig)
     int saved = errno;
     /* not if this thread was changing the buffers; another thread that holds
      * the lock gives it back within a record (bounded wait) */
-    if (getpid() == owner_pid && fd >= 0 && !in_buffers) {
+    if (getpid() == owner_pid && (fd >= 0 || joined) && !in_buffers) {
         int got = 0;
         for (long n = 0; n < 1000000 && !(got = !__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)); n++)
             ;
@@ -1263,7 +1279,7 @@ static void at_exit(void)
     if (fd >= 0 && finalized && !ev_n && !meta_n) {
         sys_close(fd);                /* nothing after MPI_Finalize: its end chunk ends the file */
         fd = -1;
-    } else if (fd >= 0) {
+    } else if (fd >= 0 || (joined && (ev_n || meta_n))) {
         finish(finalized ? END_FINALIZE : END_EXIT);
     } else if (!started && nonmpi && getpid() == owner_pid && ev_seq > 0) {
         const char *dir = getenv("IOMODEL_TRACE_DIR");
@@ -1387,6 +1403,8 @@ static void *find_in_mpi_lib(const char *name) { return dlsym(mpi_lib, name); }
 MPI_Comm iom_comm_world;
 MPI_Datatype iom_int;
 MPI_Op iom_sum;
+MPI_Datatype iom_byte;
+MPI_Info iom_info_null;
 
 /* An MPI object's address as the application sees it: the global lookup
  * first, since a program that names MPI_COMM_WORLD holds the copy of it its
@@ -1450,6 +1468,8 @@ void iom_check_mpi(void)
     iom_comm_world = (MPI_Comm)find_data("ompi_mpi_comm_world");
     iom_int = (MPI_Datatype)find_data("ompi_mpi_int");
     iom_sum = (MPI_Op)find_data("ompi_mpi_op_sum");
+    iom_byte = (MPI_Datatype)find_data("ompi_mpi_byte");
+    iom_info_null = (MPI_Info)find_data("ompi_mpi_info_null");
     mpi_unusable = !iom_comm_world || !iom_int || !iom_sum;
 #endif
     mpi_unusable |= !iom_real_MPI_Comm_rank || !iom_real_MPI_Comm_size || !iom_real_MPI_Allreduce ||
@@ -1467,6 +1487,9 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     iom_real_MPI_Comm_size(IOM_COMM_WORLD, &nranks);
     const char *dir = getenv("IOMODEL_TRACE_DIR");
     if (!dir || !*dir) dir = "iomodel-trace";
+    snprintf(trace_dir, sizeof trace_dir, "%s", dir);
+    job_ranks = nranks;
+    join_min = env_size("IOMODEL_JOIN", join_min, 0);
     char path[4096];
     snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, my_rank);
     /* the file, created now to know whether every rank can, written after the barrier */
@@ -1490,6 +1513,11 @@ void iom_start(int op, uint64_t t_init, int thread_level)
         iom_depth = 0;
         return;
     }
+    /* the join is collective: rank 0's IOMODEL_JOIN holds for every rank */
+    uint64_t jm = join_min;
+    if (iom_real_MPI_Bcast && IOM_BYTE) iom_real_MPI_Bcast(&jm, sizeof jm, IOM_BYTE, 0, IOM_COMM_WORLD);
+    else jm = 0;
+    join_min = (size_t)jm;
     iom_real_MPI_Barrier(IOM_COMM_WORLD); /* time zero is the same moment on every rank */
     uint64_t tick0, mono0;
     clock_pair(&tick0, &mono0);
@@ -1509,6 +1537,27 @@ void iom_start(int op, uint64_t t_init, int thread_level)
 /* MPI_Finalize: the trace is ended (so that a kill after it still leaves a
  * whole one), but stays open: what the process does after MPI_Finalize is
  * recorded too, and the end written again at exit. */
+/* At MPI_Finalize, a job of IOMODEL_JOIN ranks or more (default 64; 0: never)
+ * puts its traces into one file (jobfile.c); the rank files go once every
+ * rank's copy is written, and stay if any rank's cannot be.  The lock stays
+ * held: a thread's flush must not write into a file being copied. */
+static void join_job(void)
+{
+    if (!join_min || (size_t)job_ranks < join_min) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank-%06d.iot", trace_dir, my_rank);
+    int d = iom_depth;
+    iom_depth = 1;                   /* MPI-IO's own I/O in the copy is not the application's */
+    if (iom_join(trace_dir, path, file_off, my_rank, job_ranks) == 0) {
+        sys_close(fd);
+        sys_unlink(path);
+        fd = -1;
+        stop_off = 0;
+        joined = 1;
+    }
+    iom_depth = d;
+}
+
 void iom_stop(int op, uint64_t t0)
 {
     LOCK();
@@ -1517,6 +1566,7 @@ void iom_stop(int op, uint64_t t0)
         end_chunk(END_FINALIZE);
         finalized = 1;
         iom_on = 0;
+        join_job();
     }
     UNLOCK();
 }

@@ -23,13 +23,19 @@
 extern IOM_HIDDEN MPI_Comm iom_comm_world;
 extern IOM_HIDDEN MPI_Datatype iom_int;
 extern IOM_HIDDEN MPI_Op iom_sum;
+extern IOM_HIDDEN MPI_Datatype iom_byte;
+extern IOM_HIDDEN MPI_Info iom_info_null;
 #define IOM_COMM_WORLD iom_comm_world
 #define IOM_INT iom_int
 #define IOM_SUM iom_sum
+#define IOM_BYTE iom_byte
+#define IOM_INFO_NULL iom_info_null
 #else
 #define IOM_COMM_WORLD MPI_COMM_WORLD
 #define IOM_INT MPI_INT
 #define IOM_SUM MPI_SUM
+#define IOM_BYTE MPI_BYTE
+#define IOM_INFO_NULL MPI_INFO_NULL
 #endif
 #define IOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define IOM_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -108,6 +114,9 @@ static inline void iom_count_comm(void)
 void iom_check_mpi(void) IOM_HIDDEN;
 void iom_start(int op, uint64_t t0, int thread_level) IOM_HIDDEN;
 void iom_stop(int op, uint64_t t0) IOM_HIDDEN;
+/* jobfile.c: the rank file's first len bytes copied into DIR/job.iot with the
+ * other ranks' (collective over MPI_COMM_WORLD); 0 when every rank's copy is written. */
+int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int nranks) IOM_HIDDEN;
 void iom_abort(int op, uint64_t t0) IOM_HIDDEN;
 
 /* Recording, called with iom_depth set. */

@@ -1,0 +1,133 @@
+"""One trace file per job: at MPI_Finalize a job of IOMODEL_JOIN ranks or more
+copies every rank's trace into DIR/job.iot and removes the rank files; what a
+rank records after MPI_Finalize goes to DIR/rank-N.iot.after.  The reader gives
+the same trace from either layout."""
+import json
+import re
+import struct
+import subprocess
+
+import pytest
+
+from conftest import BOTH_MPIS, IOMODEL
+from test_posix import events, facts, model_of
+
+HEADER, ENTRY = struct.Struct("<8sIIIIQ"), struct.Struct("<QQIIQ")
+
+
+def layout(trace_dir):
+    """The job file's header and index entries (offset, size, encoding)."""
+    data = (trace_dir / "job.iot").read_bytes()
+    head = HEADER.unpack_from(data)
+    return data, head, [ENTRY.unpack_from(data, head[5] + r * ENTRY.size)[:3] for r in range(head[3])]
+
+
+def no_pids(evs):
+    return [(re.sub(r"\.\d+\.in$", ".PID.in", f) if f else f, *rest) for f, *rest in
+            ((e[1], e[0], *e[2:]) for e in evs)]
+
+
+def aside(run, where):
+    """The run's trace moved out of the way of the next run of the same program."""
+    run.trace_dir = run.trace_dir.rename(where)
+    return run
+
+
+@BOTH_MPIS
+def test_one_file_per_job(traced, tmp_path):
+    """outside_mpi on 3 ranks, joined (IOMODEL_JOIN=3) and not (IOMODEL_JOIN=4).
+    Joined: job.iot and, per rank, the open, write (512 B) and close of its
+    summary after MPI_Finalize in rank-N.iot.after; a 32-byte header, 3 index
+    entries of 32 bytes, the images back to back from byte 128 in rank order,
+    each the bytes of the rank file it replaces.  Both layouts give the same
+    events and the same model."""
+    joined = aside(traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "3"}), tmp_path / "joined")
+    apart = traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "4"})
+    assert sorted(p.name for p in joined.trace_dir.iterdir()) == [
+        "job.iot", "rank-000000.iot.after", "rank-000001.iot.after", "rank-000002.iot.after"]
+    assert sorted(p.name for p in apart.trace_dir.iterdir()) == [
+        "rank-000000.iot", "rank-000001.iot", "rank-000002.iot"]
+    assert "trace of 3 rank(s) in" in joined.proc.stderr and "job.iot" in joined.proc.stderr
+    data, head, entries = layout(joined.trace_dir)
+    assert head == (b"IOMJOB\0\0", 1, 32, 3, 32, 32)
+    at = 32 + 3 * 32
+    for r, (offset, size, encoding) in enumerate(entries):
+        assert (offset, encoding) == (at, 0)
+        assert data[offset:offset + 8] == b"IOMTRACE"
+        assert struct.unpack_from("<ii", data, offset + 16) == (r, 3)   # the image's rank, of 3
+        at += size
+    assert at == len(data)
+    # the same calls, the input deck named by each run's process ids
+    assert no_pids(events(joined)) == no_pids(events(apart))
+    for r in range(3):
+        assert [e for e in events(joined, r)][-4:] == [
+            ("MPI_Finalize", None, 0, 0), ("open", f"summary.{r}.txt", 0, 0),
+            ("write", f"summary.{r}.txt", 0, 512), ("close", f"summary.{r}.txt", 0, 0)]
+    t = joined.trace()
+    assert t.ranks["ended_by"].to_pylist() == ["MPI_Finalize"] * 3
+    assert t.trace_bytes == len(data) + sum(
+        (joined.trace_dir / f"rank-{r:06d}.iot.after").stat().st_size for r in range(3))
+    assert facts(model_of(joined, tmp_path)) == facts(model_of(apart, tmp_path))
+
+
+def test_rank_files_kept_when_the_run_dies(traced):
+    """no_finalize (1 rank, no MPI_Finalize) with IOMODEL_JOIN=1: no join, the
+    rank file its exit handler wrote stays, with its two 10-byte writes."""
+    run = traced("no_finalize", 1, env={"IOMODEL_JOIN": "1"}, check=False)
+    assert run.proc.returncode != 0          # mpirun: a rank exited without MPI_Finalize
+    assert sorted(p.name for p in run.trace_dir.iterdir()) == ["rank-000000.iot"]
+    assert [e[2:] for e in events(run) if e[0] == "MPI_File_write_at"] == [(0, 10), (10, 10)]
+
+
+@pytest.fixture(scope="module")
+def job_trace(tmp_path_factory, build_dir):
+    """A joined trace of basic_c on 3 ranks, copied by each test that damages it."""
+    from conftest import mpirun, program_command
+    base = tmp_path_factory.mktemp("job")
+    (base / "data").mkdir()
+    proc = subprocess.run(IOMODEL + ["trace", "-o", str(base / "t"), "--",
+                                     *mpirun(3, *program_command(build_dir, "basic_c"), base / "data")],
+                          capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "IOMODEL_JOIN": "1", "IOMODEL_POSIX": "0"})
+    assert proc.returncode == 0, proc.stderr
+    return base / "t"
+
+
+def damaged(job_trace, tmp_path, how):
+    import shutil
+    d = tmp_path / "t"
+    shutil.copytree(job_trace, d)
+    data, head, entries = layout(d)
+    data = bytearray(data)
+    how(data, entries)
+    (d / "job.iot").write_bytes(bytes(data))
+    return d
+
+
+@pytest.mark.parametrize("case", ["truncated", "magic", "index"])
+def test_damaged_job_file(job_trace, tmp_path, case):
+    """A job file cut inside rank 2's image, one without its magic, and one whose
+    index puts rank 1 past the end: `analyze` exits 2 with one line naming the
+    file (and the rank) and the damage; Trace(partial=True) keeps ranks 0 and 1
+    of the cut one."""
+    from iomodel.analyzer import Trace
+    from iomodel.analyzer.tracefile import TraceError
+    hows = {"truncated": lambda d, e: d.__delitem__(slice(e[2][0] + e[2][1] // 2, None)),
+            "magic": lambda d, e: d.__setitem__(slice(0, 8), b"IOMJUNK\0"),
+            "index": lambda d, e: d.__setitem__(slice(32 + 32, 40 + 32), struct.pack("<Q", 1 << 40))}
+    want = {"truncated": "job.iot (rank 2, from byte ",
+            "magic": "job.iot: at byte 0: not an iomodel job trace (bad magic)",
+            "index": f"job.iot: at byte 64: corrupt index: rank 1's trace at byte {1 << 40}, where rank 0's ends"}
+    d = damaged(job_trace, tmp_path, hows[case])
+    proc = subprocess.run(IOMODEL + ["analyze", str(d), "-o", str(tmp_path / "m.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and want[case] in lines[0], proc.stderr
+    with pytest.raises(TraceError):
+        Trace(d)
+    if case == "truncated":
+        t = Trace(d, partial=True)
+        assert sorted(set(t.events["rank"].to_pylist())) == [0, 1]   # rank 2: no whole event chunk left
+        assert len(t.errors) == 1 and "rank 2" in str(t.errors[0])
+    assert not (tmp_path / "m.json").exists() or json.loads((tmp_path / "m.json").read_text())
