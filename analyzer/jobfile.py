@@ -2,9 +2,16 @@
 DIR/job.iot holds every rank's trace image, each exactly the bytes its rank
 file held at MPI_Finalize, found through an index; DIR/rank-N.iot.after, if
 there, continues rank N's image with the chunks it wrote after MPI_Finalize.
-Each image is read when reached, so memory holds one rank at a time."""
+An image is stored raw or encoded (ENC_PLANES: each event chunk's records as
+byte planes of their fields, clocks, offsets and logical clocks as differences,
+the whole deflated); decoding gives back the rank file's bytes exactly, which
+its chunks' checksums then confirm.  Each image is read when reached, so
+memory holds one rank at a time."""
 import os
 import struct
+import zlib
+
+import numpy as np
 
 from iomodel.models.schema import MAX_NP
 
@@ -15,16 +22,55 @@ AFTER_SUFFIX = ".after"
 JOB_MAGIC = b"IOMJOB\0\0"
 JOB_VERSIONS = (1,)
 JOB_HEADER = struct.Struct("<8sIIIIQ")    # magic, version, header size, nranks, entry size, index offset
-JOB_ENTRY = struct.Struct("<QQIIQ")       # offset, size, encoding, reserved x 2
-ENC_RAW = 0
+JOB_ENTRY = struct.Struct("<QQIIQ")       # offset, size, encoding, reserved, raw size
+ENC_RAW, ENC_PLANES = 0, 1
+FILE_HEADER_SIZE = struct.Struct("<I")    # at byte 12 of a rank's image
+CHUNK_HEAD = struct.Struct("<IHHQQ")      # magic, type, header size, payload length, count
+CHUNK_HEAD_SIZE, CHUNK_EVENTS, RECORD = 56, 1, 32
+# struct iom_event's fields: offset, size, stored as a difference from the record before
+FIELDS = ((0, 1, False), (1, 1, False), (2, 2, False), (4, 4, True), (8, 8, True), (16, 8, True),
+          (24, 4, False), (28, 4, False))
+
+
+def _from_planes(payload, n):
+    """n records back from their byte planes (tracer/jobfile.c, to_planes)."""
+    planes = np.frombuffer(payload, np.uint8)
+    rec = np.empty((n, RECORD), np.uint8)
+    pos = 0
+    for at, size, delta in FIELDS:
+        block = np.ascontiguousarray(planes[pos:pos + size * n].reshape(size, n).T)
+        if delta:     # the cumulative sum wraps at the field's width, as the differences did
+            block = np.cumsum(block.view(f"<u{size}").ravel(), dtype=f"<u{size}").view(np.uint8)
+            block = block.reshape(n, size)
+        rec[:, at:at + size] = block
+        pos += size * n
+    return rec.tobytes()
+
+
+def decode_planes(data):
+    """An ENC_PLANES image, inflated, with its event chunks' records put back,
+    and whether the stream was whole (a cut one gives what it holds)."""
+    inflate = zlib.decompressobj()
+    img = bytearray(inflate.decompress(data))
+    at = FILE_HEADER_SIZE.unpack_from(img, 12)[0] if len(img) >= 16 else 0
+    while at + CHUNK_HEAD_SIZE <= len(img):
+        _, ctype, _, plen, count = CHUNK_HEAD.unpack_from(img, at)
+        if plen > len(img) - at - CHUNK_HEAD_SIZE:
+            break
+        start = at + CHUNK_HEAD_SIZE
+        if ctype == CHUNK_EVENTS and plen == count * RECORD:
+            img[start:start + plen] = _from_planes(img[start:start + plen], count)
+        at = start + plen
+    return bytes(img), inflate.eof
 
 
 class JobImage:
     """One rank's trace image in a job file: `read_bytes()` gives it (and its
     continuation), `str()` names it in errors (their byte offsets are the image's)."""
 
-    def __init__(self, job, rank, offset, size, encoding):
-        self.job, self.rank, self.offset, self.size, self.encoding = job, rank, offset, size, encoding
+    def __init__(self, job, rank, offset, size, encoding, raw_size):
+        self.job, self.rank, self.offset, self.size = job, rank, offset, size
+        self.encoding, self.raw_size = encoding, raw_size
         self.after = job.parent / f"rank-{rank:06d}.iot{AFTER_SUFFIX}"
 
     def __str__(self):
@@ -41,9 +87,18 @@ class JobImage:
         with open(self.job, "rb") as f:   # a cut file gives less: the parse says where
             f.seek(self.offset)
             data = f.read(self.size)
-        if self.encoding != ENC_RAW:
-            raise TraceError(str(self.job), None, f"rank {self.rank}'s trace is in encoding "
-                             f"{self.encoding}, which this iomodel does not read")
+        if self.encoding == ENC_PLANES:
+            try:
+                data, whole = decode_planes(data)
+            except zlib.error as e:
+                raise TraceError(str(self), 0, f"corrupt: the compressed trace does not inflate ({e})") \
+                    from None
+            if whole and len(data) != self.raw_size:
+                raise TraceError(str(self), len(data), f"corrupt: the trace inflates to {len(data)} "
+                                 f"bytes, not the index's {self.raw_size}")
+        elif self.encoding != ENC_RAW:
+            raise TraceError(str(self), None, f"encoding {self.encoding}, which this iomodel "
+                             "does not read")
         return data + (self.after.read_bytes() if self.after.exists() else b"")
 
 
@@ -76,11 +131,11 @@ def job_images(job):
     # truncated file is read as far as it goes and the parse says where
     out, at = [], end
     for r in range(nranks):
-        offset, length, encoding, _, _ = JOB_ENTRY.unpack_from(raw, r * JOB_ENTRY.size)
+        offset, length, encoding, _, raw_size = JOB_ENTRY.unpack_from(raw, r * JOB_ENTRY.size)
         if offset != at:
             raise TraceError(str(job), index + r * JOB_ENTRY.size,
                              f"corrupt index: rank {r}'s trace at byte {offset}, where "
                              f"{'the index' if r == 0 else f'rank {r - 1}'}'s ends at byte {at}")
-        out.append(JobImage(job, r, offset, length, encoding))
+        out.append(JobImage(job, r, offset, length, encoding, raw_size))
         at += length
     return out

@@ -10,16 +10,18 @@ import subprocess
 import pytest
 
 from conftest import BOTH_MPIS, IOMODEL
+from iomodel.analyzer.jobfile import job_images
 from test_posix import events, facts, model_of
 
 HEADER, ENTRY = struct.Struct("<8sIIIIQ"), struct.Struct("<QQIIQ")
 
 
 def layout(trace_dir):
-    """The job file's header and index entries (offset, size, encoding)."""
+    """The job file's header and index entries (offset, size, encoding, raw size)."""
     data = (trace_dir / "job.iot").read_bytes()
     head = HEADER.unpack_from(data)
-    return data, head, [ENTRY.unpack_from(data, head[5] + r * ENTRY.size)[:3] for r in range(head[3])]
+    return data, head, [ENTRY.unpack_from(data, head[5] + r * ENTRY.size)[:3] + (
+        ENTRY.unpack_from(data, head[5] + r * ENTRY.size)[4],) for r in range(head[3])]
 
 
 def no_pids(evs):
@@ -39,8 +41,9 @@ def test_one_file_per_job(traced, tmp_path):
     Joined: job.iot and, per rank, the open, write (512 B) and close of its
     summary after MPI_Finalize in rank-N.iot.after; a 32-byte header, 3 index
     entries of 32 bytes, the images back to back from byte 128 in rank order,
-    each the bytes of the rank file it replaces.  Both layouts give the same
-    events and the same model."""
+    each deflated byte planes (encoding 1) that inflate to the index's raw size
+    and to a whole rank file of that rank (its chunks' checksums hold).  Both
+    layouts give the same events and the same model."""
     joined = aside(traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "3"}), tmp_path / "joined")
     apart = traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "4"})
     assert sorted(p.name for p in joined.trace_dir.iterdir()) == [
@@ -51,10 +54,12 @@ def test_one_file_per_job(traced, tmp_path):
     data, head, entries = layout(joined.trace_dir)
     assert head == (b"IOMJOB\0\0", 1, 32, 3, 32, 32)
     at = 32 + 3 * 32
-    for r, (offset, size, encoding) in enumerate(entries):
-        assert (offset, encoding) == (at, 0)
-        assert data[offset:offset + 8] == b"IOMTRACE"
-        assert struct.unpack_from("<ii", data, offset + 16) == (r, 3)   # the image's rank, of 3
+    images = job_images(joined.trace_dir / "job.iot")
+    for r, (offset, size, encoding, raw_size) in enumerate(entries):
+        assert (offset, encoding) == (at, 1)          # deflated byte planes
+        image = images[r].read_bytes()[:raw_size]     # without the .after chunks
+        assert len(image) == raw_size and image[:8] == b"IOMTRACE"
+        assert struct.unpack_from("<ii", image, 16) == (r, 3)   # the image's rank, of 3
         at += size
     assert at == len(data)
     # the same calls, the input deck named by each run's process ids
@@ -104,18 +109,21 @@ def damaged(job_trace, tmp_path, how):
     return d
 
 
-@pytest.mark.parametrize("case", ["truncated", "magic", "index"])
+@pytest.mark.parametrize("case", ["truncated", "garbled", "magic", "index"])
 def test_damaged_job_file(job_trace, tmp_path, case):
-    """A job file cut inside rank 2's image, one without its magic, and one whose
-    index puts rank 1 past the end: `analyze` exits 2 with one line naming the
+    """A job file cut inside rank 2's image, one with 16 bytes of rank 1's
+    compressed image overwritten, one without its magic, and one whose index
+    puts rank 1 past the end: `analyze` exits 2 with one line naming the
     file (and the rank) and the damage; Trace(partial=True) keeps ranks 0 and 1
     of the cut one."""
     from iomodel.analyzer import Trace
     from iomodel.analyzer.tracefile import TraceError
     hows = {"truncated": lambda d, e: d.__delitem__(slice(e[2][0] + e[2][1] // 2, None)),
+            "garbled": lambda d, e: d.__setitem__(slice(e[1][0] + e[1][1] // 2, e[1][0] + e[1][1] // 2 + 16),
+                                                  b"\x5a" * 16),
             "magic": lambda d, e: d.__setitem__(slice(0, 8), b"IOMJUNK\0"),
             "index": lambda d, e: d.__setitem__(slice(32 + 32, 40 + 32), struct.pack("<Q", 1 << 40))}
-    want = {"truncated": "job.iot (rank 2, from byte ",
+    want = {"truncated": "job.iot (rank 2, from byte ", "garbled": "job.iot (rank 1, from byte ",
             "magic": "job.iot: at byte 0: not an iomodel job trace (bad magic)",
             "index": f"job.iot: at byte 64: corrupt index: rank 1's trace at byte {1 << 40}, where rank 0's ends"}
     d = damaged(job_trace, tmp_path, hows[case])
@@ -124,6 +132,7 @@ def test_damaged_job_file(job_trace, tmp_path, case):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and want[case] in lines[0], proc.stderr
+    assert {"truncated": "truncated", "garbled": "corrupt"}.get(case, "") in lines[0], lines[0]
     with pytest.raises(TraceError):
         Trace(d)
     if case == "truncated":

@@ -4,7 +4,11 @@
  * removed once every rank's copy is written; if any rank cannot take part,
  * every rank keeps its own file.  A job of 100,000 ranks so leaves one file in
  * the trace directory instead of 100,000 (Darshan writes one log per job the
- * same way).  Layout: docs/trace-format.md, "One file per job". */
+ * same way).  Each image is stored compressed: its event records turned
+ * into byte planes of their fields, the clocks, offsets and logical clocks as
+ * differences from the record before, then deflated (a regular run of calls
+ * so takes a byte or two a call instead of 32).  Layout:
+ * docs/trace-format.md, "One file per job". */
 #define _GNU_SOURCE
 #include "runtime.h"
 
@@ -13,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define JOB_MAGIC "IOMJOB\0\0"
 #define JOB_VERSION 1
@@ -27,9 +32,85 @@ struct job_header {
 
 struct job_entry {
     uint64_t offset, size;           /* the rank's trace image in the job file */
-    uint32_t encoding, reserved;     /* 0: the rank file's bytes as they are */
-    uint64_t reserved2;
+    uint32_t encoding, reserved;     /* 0: the rank file's bytes as they are; 1: ENC_PLANES */
+    uint64_t raw_size;               /* the image's bytes before encoding */
 };
+
+enum { ENC_RAW = 0, ENC_PLANES = 1 };
+#define FILE_HEADER_SIZE_AT 12      /* the rank file header's own size field */
+#define CHUNK_HEAD 56
+#define CHUNK_EVENTS 1
+#define RECORD 32
+
+/* The fields of struct iom_event: offset, size, stored as a difference. */
+static const struct { size_t at, size; int delta; } fields[] = {
+    {0, 1, 0}, {1, 1, 0}, {2, 2, 0}, {4, 4, 1}, {8, 8, 1}, {16, 8, 1}, {24, 4, 0}, {28, 4, 0}};
+
+/* n records at p turned, in place, into byte planes of their fields (byte b of
+ * field f of every record in turn), differences where fields[] says (modulo
+ * the field's width: the reader's cumulative sum wraps the same way). */
+static void to_planes(unsigned char *p, uint64_t n, unsigned char *tmp)
+{
+    unsigned char *o = tmp;
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        size_t s = fields[f].size;
+        uint64_t prev = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t v = 0;
+            memcpy(&v, p + i * RECORD + fields[f].at, s);     /* little-endian, as the format */
+            uint64_t d = fields[f].delta ? v - prev : v;
+            prev = v;
+            for (size_t b = 0; b < s; b++) o[b * n + i] = (unsigned char)(d >> (8 * b));
+        }
+        o += s * n;
+    }
+    memcpy(p, tmp, n * RECORD);
+}
+
+/* Calls fn on every event chunk's payload of the image (its records' count);
+ * the walk stops at the first chunk that does not fit. */
+static void each_event_chunk(unsigned char *img, uint64_t len, void (*fn)(unsigned char *, uint64_t, void *),
+                             void *arg)
+{
+    uint64_t at = 0;
+    if (len >= 16) memcpy(&at, img + FILE_HEADER_SIZE_AT, 4);
+    while (at + CHUNK_HEAD <= len) {
+        uint16_t type;
+        uint64_t plen, count;
+        memcpy(&type, img + at + 4, 2);
+        memcpy(&plen, img + at + 8, 8);
+        memcpy(&count, img + at + 16, 8);
+        if (plen > len - at - CHUNK_HEAD) break;
+        if (type == CHUNK_EVENTS && plen == count * RECORD) fn(img + at + CHUNK_HEAD, count, arg);
+        at += CHUNK_HEAD + plen;
+    }
+}
+
+static void most_records(unsigned char *p, uint64_t n, void *arg)
+{
+    (void)p;
+    if (n > *(uint64_t *)arg) *(uint64_t *)arg = n;
+}
+
+static void planes_of(unsigned char *p, uint64_t n, void *tmp) { to_planes(p, n, tmp); }
+
+/* The image encoded (ENC_PLANES), in place and then deflated: every event
+ * chunk's payload in planes, chunk headers and other chunks as they are.
+ * NULL if memory or zlib fails (the image may then be half turned). */
+static unsigned char *encode(unsigned char *img, uint64_t len, uint64_t *out_len)
+{
+    uint64_t most = 0;
+    each_event_chunk(img, len, most_records, &most);
+    unsigned char *tmp = malloc(most ? most * RECORD : 1);
+    uLongf bound = compressBound((uLong)len);
+    unsigned char *out = tmp ? malloc(bound) : NULL;
+    if (!out) { free(tmp); return NULL; }
+    each_event_chunk(img, len, planes_of, tmp);
+    free(tmp);
+    if (compress2(out, &bound, img, (uLong)len, 1) != Z_OK) { free(out); return NULL; }
+    *out_len = bound;
+    return out;
+}
 
 /* The rank file's first `len` bytes (what its last whole chunk ends at). */
 static unsigned char *read_image(const char *path, uint64_t len)
@@ -65,11 +146,22 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
         return -1;   /* the same on every rank: no collective call made */
     /* rank 0's buffer starts with the header and the index */
     size_t head = rank == 0 ? sizeof(struct job_header) + (size_t)nranks * sizeof(struct job_entry) : 0;
-    unsigned char *image = read_image(rank_path, len);
+    unsigned char *image = read_image(rank_path, len), *coded = NULL;
+    uint64_t mine[3] = {len, ENC_RAW, len}, stored = len;      /* stored size, encoding, raw size */
+    if (image && (coded = encode(image, len, &stored)) != NULL) {
+        free(image);
+        image = coded;
+        mine[0] = stored;
+        mine[1] = ENC_PLANES;
+    } else if (image) {   /* encode() may have turned some chunks into planes: read it again */
+        free(image);
+        image = read_image(rank_path, len);
+    }
+    len = stored;
     unsigned char *buf = image && head ? malloc(head + len) : image;
     if (buf && head) memcpy(buf + head, image, len);
     if (head) free(image);
-    uint64_t mine[2] = {len, 0}, *sizes = rank == 0 ? calloc((size_t)nranks, sizeof mine) : NULL;
+    uint64_t *sizes = rank == 0 ? calloc((size_t)nranks, sizeof mine) : NULL;
     int ok = buf && (rank != 0 || sizes);
     if (!all_ok(ok)) goto fail;
     iom_real_MPI_Gather(mine, (int)sizeof mine, IOM_BYTE, sizes, (int)sizeof mine, IOM_BYTE, 0, IOM_COMM_WORLD);
@@ -86,13 +178,16 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
         h->index_offset = sizeof *h;
         uint64_t at = head, rounds = 0;
         for (int r = 0; r < nranks; r++) {
-            e[r] = (struct job_entry){at, sizes[2 * r], 0, 0, 0};
-            sizes[2 * r] = r == 0 ? 0 : at;                     /* reused: each rank's place */
-            uint64_t n = r == 0 ? head + sizes[0] : e[r].size;
+            uint64_t *g = sizes + 3 * r;
+            e[r] = (struct job_entry){at, g[0], (uint32_t)g[1], 0, g[2]};
+            uint64_t n = r == 0 ? head + g[0] : g[0];
             if ((n + JOB_ROUND - 1) / JOB_ROUND > rounds) rounds = (n + JOB_ROUND - 1) / JOB_ROUND;
             at += e[r].size;
         }
-        for (int r = 0; r < nranks; r++) sizes[2 * r + 1] = rounds;
+        for (int r = 0; r < nranks; r++) {                    /* reused: each rank's place */
+            sizes[2 * r] = r == 0 ? 0 : e[r].offset;
+            sizes[2 * r + 1] = rounds;
+        }
         places = sizes;
         unlink(path);                 /* a job file left by an earlier run in this directory */
     }
