@@ -5,12 +5,13 @@ it, in this process; how many were accepted, refused with a message naming
 the file, refused without naming it, ended in a traceback or hung.
 
 The seed inputs are real: traces of examples/btio_like.c and
-tests/programs/nonblocking.c made here under mpirun, the model of the first,
+tests/programs/nonblocking.c made here under mpirun (kind "trace": rank files;
+kind "job": btio_like's in one job file), the model of the first,
 a paper model, and the shipped cluster descriptions. Writes
 bench/results/fuzz.json and the table between the README's and
 docs/security.md's <!-- bench:fuzz --> markers; --render does only that.
 
-usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,model,cluster] [--jobs 2]
+usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,job,model,cluster] [--jobs 2]
        .venv/bin/python bench/fuzz.py --render
 """
 import argparse
@@ -41,20 +42,24 @@ CLUSTERS = [ROOT / "replay" / "clusters" / f"{n}.yaml" for n in ("vc3", "vc4", "
 
 
 def real_traces(work):
-    """Traces of btio_like and nonblocking, 2 ranks, and the model of the first."""
+    """Traces of btio_like and nonblocking, 2 ranks, in rank files, the model of
+    the first, and btio_like's again in one job file (IOMODEL_JOIN=1)."""
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     out = []
-    for name, src, args in (("btio_like", ROOT / "examples" / "btio_like.c", ["8", "8", "8", "2"]),
-                            ("nonblocking", ROOT / "tests" / "programs" / "nonblocking.c", [])):
-        exe, data, trace = work / name, work / f"{name}-data", work / f"{name}-trace"
-        data.mkdir()
+    for name, src, args, join in (("btio_like", ROOT / "examples" / "btio_like.c", ["8", "8", "8", "2"], "0"),
+                                  ("nonblocking", ROOT / "tests" / "programs" / "nonblocking.c", [], "0"),
+                                  ("btio_like", ROOT / "examples" / "btio_like.c", ["8", "8", "8", "2"], "1")):
+        exe, data = work / name, work / f"{name}-data"
+        trace = work / (f"{name}-trace" if join == "0" else f"{name}-job-trace")
+        data.mkdir(exist_ok=True)
         subprocess.run(["mpicc", "-O1", "-o", exe, src], check=True)
         subprocess.run(IOMODEL + ["trace", "-o", trace, "--", "mpirun", "--oversubscribe", "-np", "2",
-                                  exe, data, *args], check=True, capture_output=True, env=env)
+                                  exe, data, *args], check=True, capture_output=True,
+                       env={**env, "IOMODEL_JOIN": join})
         out.append(trace)
     model = work / "btio_like.json"
     subprocess.run(IOMODEL + ["analyze", out[0], "-o", model, "-q"], check=True)
-    return out, model
+    return out[:2], out[2:], model
 
 
 def _part(kind, seeds, src, work, seconds, model):
@@ -156,13 +161,13 @@ def main():
         return publish(json.loads(RESULTS.read_text()))
     if args.inputs < 1 or args.jobs < 1:
         ap.error("--inputs and --jobs: at least 1")
-    bad = set(args.kinds.split(",")) - {"trace", "model", "cluster"}
+    bad = set(args.kinds.split(",")) - {"trace", "job", "model", "cluster"}
     if bad:
-        ap.error(f"--kinds: {', '.join(sorted(bad))}: expected trace, model and/or cluster")
+        ap.error(f"--kinds: {', '.join(sorted(bad))}: expected trace, job, model and/or cluster")
     with tempfile.TemporaryDirectory(prefix="iomodel-fuzz-") as tmp:
         work = Path(tmp)
-        traces, model = real_traces(work)
-        sources = {"trace": traces, "model": [model, MODEL], "cluster": CLUSTERS}
+        traces, jobs, model = real_traces(work)
+        sources = {"trace": traces, "job": jobs, "model": [model, MODEL], "cluster": CLUSTERS}
         res = {"machine": machine(), "seconds": args.seconds, "kinds": {}}
         # a run of some readers keeps the others' results (each with its own date)
         try:

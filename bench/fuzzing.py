@@ -133,11 +133,48 @@ def mutate_rank_file(data, rnd):
     return join_chunks(header, chunks, tail)
 
 
+JOB_HEADER, JOB_ENTRY = struct.Struct("<8sIIIIQ"), struct.Struct("<QQIIQ")
+
+
+def mutate_job_file(data, rnd):
+    """A job file (docs/trace-format.md, "One file per job") damaged: its header
+    or index, its compressed bytes, cut short, or one rank's image decoded,
+    damaged as a rank file and stored back raw (encoding 0) with the index
+    made good."""
+    from iomodel.analyzer.jobfile import decode_planes
+    buf = bytearray(data)
+    _, _, _, nranks, _, index = JOB_HEADER.unpack_from(buf)
+    kind = rnd.randrange(4)
+    if kind == 0:                                   # the header or the index
+        _poke(buf, rnd, rnd.randrange(0, min(len(buf), index + nranks * JOB_ENTRY.size) - 7) & ~7)
+    elif kind == 1:                                 # the compressed bytes
+        _poke(buf, rnd, rnd.randrange(index + nranks * JOB_ENTRY.size, len(buf) - 8))
+    elif kind == 2:
+        del buf[rnd.randrange(len(buf)):]
+    else:                                           # one image, damaged inside, stored raw
+        entries = [list(JOB_ENTRY.unpack_from(buf, index + r * JOB_ENTRY.size)) for r in range(nranks)]
+        r = rnd.randrange(nranks)
+        off, size, enc, _, _ = entries[r]
+        image = decode_planes(bytes(buf[off:off + size]))[0] if enc == 1 else bytes(buf[off:off + size])
+        image = mutate_rank_file(image, rnd)
+        buf[off:off + size] = image
+        entries[r][1:3], entries[r][4] = [len(image), 0], len(image)
+        for k in range(r + 1, nranks):
+            entries[k][0] = entries[k - 1][0] + entries[k - 1][1]
+        for k, e in enumerate(entries):
+            JOB_ENTRY.pack_into(buf, index + k * JOB_ENTRY.size, *e)
+    return bytes(buf)
+
+
 def mutate_trace(src, dst, rnd):
     """Copy the trace directory src to dst, damaged: its rank files' bytes, or
-    the directory's set of rank files."""
+    the directory's set of rank files; a job file's bytes."""
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst)
+    job = Path(dst) / "job.iot"
+    if job.exists():
+        job.write_bytes(mutate_job_file(job.read_bytes(), rnd))
+        return Path(dst)
     files = sorted(Path(dst).glob("rank-*.iot"))
     kind = rnd.randrange(10)
     if kind == 0 and len(files) > 1:
@@ -316,10 +353,10 @@ def fuzz(kind, seeds, source, work, seconds=20, model=None):
     file); yields (seed, outcome, argv, message) for each."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    text = None if kind == "trace" else Path(source).read_text()
+    text = None if kind in ("trace", "job") else Path(source).read_text()
     for seed in seeds:
         rnd = random.Random(seed)
-        if kind == "trace":
+        if kind in ("trace", "job"):
             target = mutate_trace(source, work / "trace", rnd)
             commands = trace_commands(target, work)
         elif kind == "model":
