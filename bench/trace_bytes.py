@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trace bytes per event and files per job: rank files against one job file.
 
-Each workload runs on 4 ranks under `iomodel trace`, in alternating pairs:
+Each workload runs under `iomodel trace` (4 ranks, and one on 64), in alternating pairs:
 with IOMODEL_JOIN=1 (one deflated job.iot at MPI_Finalize) and IOMODEL_JOIN=0
 (a raw rank-NNNNNN.iot per rank).  For each: the events, the trace's bytes and
 files, and the run's wall time (median of the pairs; the joined run's time
@@ -29,22 +29,22 @@ from machine_info import machine
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "trace-bytes.json"
 ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "IOMODEL_POSIX": "0"}
-NP = 4
 SOURCES = {"simple_io": ROOT / "bench" / "simple_io.c", "random_io": ROOT / "examples" / "random_io.c",
            "btio_like": ROOT / "examples" / "btio_like.c",
            "many_events": ROOT / "tests" / "programs" / "many_events.c"}
-# name, pattern, program, arguments after the data directory
+# name, pattern, ranks, program, arguments after the data directory
 WORKLOADS = [
-    ("BT-IO simple-like (simple_io 64^3, 10 steps)", "regular", "simple_io", ["64", "10"]),
-    ("IOR-like (iomodel_replay -a MPIIO -s 4096 -t 4k, write and read)", "regular", "replay",
+    ("BT-IO simple-like (simple_io 64^3, 10 steps)", "regular", 4, "simple_io", ["64", "10"]),
+    ("IOR-like (iomodel_replay -a MPIIO -s 4096 -t 4k, write and read)", "regular", 4, "replay",
      ["-a", "MPIIO", "-w", "-r", "-s", "4096", "-b", "4k", "-t", "4k"]),
-    ("0-byte MPI_File_write_at (the tracer bench's call), 100,000", "regular", "many_events", ["100000"]),
-    ("btio_like 32^3, 40 steps (collective, a view)", "regular", "btio_like", ["32", "32", "32", "40"]),
-    ("random_io 4 KiB x 16384 (random offsets)", "irregular", "random_io", ["4096", "16384"]),
+    ("0-byte MPI_File_write_at (the tracer bench's call), 100,000", "regular", 4, "many_events", ["100000"]),
+    ("btio_like 32^3, 40 steps (collective, a view)", "regular", 4, "btio_like", ["32", "32", "32", "40"]),
+    ("random_io 4 KiB x 16384 (random offsets)", "irregular", 4, "random_io", ["4096", "16384"]),
+    ("BT-IO simple-like on 64 ranks (simple_io 64^3, 10 steps)", "regular", 64, "simple_io", ["64", "10"]),
 ]
 
 
-def run(work, exe, args, join, tag):
+def run(work, exe, np_, args, join, tag):
     data, trace = work / f"data-{tag}", work / f"trace-{tag}"
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir()
@@ -54,7 +54,7 @@ def run(work, exe, args, join, tag):
         args = [str(data), *args]
     t = time.perf_counter()
     subprocess.run([str(ROOT / ".venv" / "bin" / "iomodel"), "trace", "-o", str(trace), "--", "mpirun",
-                    "--oversubscribe", "-np", str(NP), str(exe), *args], check=True, capture_output=True,
+                    "--oversubscribe", "-np", str(np_), str(exe), *args], check=True, capture_output=True,
                    env={**os.environ, **ENV, "IOMODEL_JOIN": str(join)})
     wall = time.perf_counter() - t
     shutil.rmtree(data)
@@ -67,18 +67,18 @@ def same_events(a, b):
     return all(ta[c].equals(tb[c]) for c in ("rank", "seq", "routine", "offset", "bytes", "lclock", "flags"))
 
 
-def one(work, exe, name, pattern, args, pairs):
+def one(work, exe, name, pattern, np_, args, pairs):
     from iomodel.analyzer import Trace
     walls = {1: [], 0: []}
     sizes = {1: [], 0: []}
     for i in range(pairs):
         for join in ((1, 0) if i % 2 == 0 else (0, 1)):
-            trace, wall = run(work, exe, args, join, f"{join}-{i}")
+            trace, wall = run(work, exe, np_, args, join, f"{join}-{i}")
             walls[join].append(wall)
             sizes[join].append(Trace(trace).trace_bytes)
     joined, apart = work / "trace-1-0", work / "trace-0-0"
     events = Trace(apart).events.num_rows
-    row = {"workload": name, "pattern": pattern, "events": events,
+    row = {"workload": name, "pattern": pattern, "ranks": np_, "events": events,
            "files_joined": len(list(joined.iterdir())), "files_apart": len(list(apart.iterdir())),
            "bytes_joined": int(statistics.median(sizes[1])), "bytes_apart": int(statistics.median(sizes[0])),
            "wall_joined_s": round(statistics.median(walls[1]), 3),
@@ -106,26 +106,26 @@ def main():
             exes[name] = work / name
             subprocess.run(["mpicc", "-O2", "-o", exes[name], src, "-lm"], check=True)
         rows = []
-        for name, pattern, prog, pargs in WORKLOADS:
-            rows.append(one(work, exes[prog], name, pattern, pargs, args.pairs))
+        for name, pattern, np_, prog, pargs in WORKLOADS:
+            rows.append(one(work, exes[prog], name, pattern, np_, pargs, args.pairs))
             print(rows[-1], flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    res = {"machine": machine(), "np": NP, "pairs": args.pairs, "rows": rows}
+    res = {"machine": machine(), "pairs": args.pairs, "rows": rows}
     RESULTS.write_text(json.dumps(res, indent=1) + "\n")
     print(table(res))
     publish(res)
 
 
 def table(res):
-    out = ["| workload | pattern | events | rank files: B/event | job file: B/event | files | "
-           "run time, job / rank files |", "|---|---|---|---|---|---|---|"]
+    out = ["| workload | pattern | ranks | events | rank files: B/event | job file: B/event | files | "
+           "run time, job / rank files |", "|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
-        out.append(f"| {r['workload']} | {r['pattern']} | {r['events']:,} | {r['bytes_per_event_apart']:g} | "
+        out.append(f"| {r['workload']} | {r['pattern']} | {r['ranks']} | {r['events']:,} | {r['bytes_per_event_apart']:g} | "
                    f"{r['bytes_per_event_joined']:g} | {r['files_apart']} → {r['files_joined']} | "
                    f"{r['wall_joined_s']:.2f} / {r['wall_apart_s']:.2f} s |")
     m = res["machine"]
-    out.append(f"\n{res['np']} ranks under `iomodel trace`, median of {res['pairs']} alternating pairs "
+    out.append(f"\nUnder `iomodel trace` (more ranks than cores: oversubscribed), median of {res['pairs']} alternating pairs "
                f"(`IOMODEL_JOIN=1` against `0`); bytes are every file of the trace (headers, metadata, "
                f"`.after` continuations); each pair's events equal but for times: "
                f"{all(r['same_events'] for r in res['rows'])} ({m['date']}, {m['cores']} cores).")

@@ -13,6 +13,9 @@ PROGRAMS = ROOT / "tests" / "programs"
 EXAMPLES = ROOT / "examples"
 SHARED = ROOT.parent / "shared"
 IOMODEL = [sys.executable, "-m", "iomodel"]
+# A run that keeps a trace file per rank (the tracer's fallback layout): for the
+# tests that damage or count rank files; every other run leaves one job.iot.
+RANK_FILES = {"IOMODEL_JOIN": "0"}
 
 # Root may run mpirun here; 4 ranks on 2 cores need oversubscription.  pml ob1: the
 # point-to-point layer Open MPI picks on one node anyway, named so that MPI_Init skips

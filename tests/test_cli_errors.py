@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import RANK_FILES, ROOT
 
 IOMODEL = [sys.executable, "-m", "iomodel"]
 
@@ -48,7 +48,7 @@ def test_analyze_missing_input(tmp_path):
 
 
 def test_analyze_damaged_trace_names_file_and_byte(traced, tmp_path):
-    run_ = traced("basic_c", 4)
+    run_ = traced("basic_c", 4, env=RANK_FILES)
     victim = run_.trace_dir / "rank-000001.iot"
     data = victim.read_bytes()
     victim.write_bytes(data[:len(data) - 10])        # cut inside the end chunk

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IOMODEL, ROOT, mpirun, program_command
+from conftest import IOMODEL, RANK_FILES, ROOT, mpirun, program_command
 
 sys.path.insert(0, str(ROOT / "bench"))
 import fuzzing  # noqa: E402  (the chunk-aware trace editing of the fuzz harness)
@@ -250,7 +250,7 @@ def test_damage_that_the_checksums_cannot_see(traced, tmp_path, edit, rank, prob
     """A rank file edited with every chunk's checksum recomputed: trace-info and
     analyze name the file and the damage, exit 2, no traceback; --partial reads
     what comes before it."""
-    trace = traced("btio_like", 2, 8, 8, 8, 2).trace_dir
+    trace = traced("btio_like", 2, 8, 8, 8, 2, env=RANK_FILES).trace_dir
     victim = trace / f"rank-{rank:06d}.iot"
     edit_rank_file(victim, edit)
     for cmd in (["trace-info", trace], ["analyze", trace, "-o", tmp_path / "m.json"]):
@@ -307,7 +307,7 @@ def test_trace_passes_a_signal_death_on_as_a_shell_does(tmp_path, sig):
 # -------------------------------------------------------------- 9. missing and empty ranks
 
 def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_path):
-    run_ = traced("basic_c", 4)
+    run_ = traced("basic_c", 4, env=RANK_FILES)
     (run_.trace_dir / "rank-000002.iot").unlink()
     note = "no trace file for rank 2 of 4: its I/O is not in the trace"
     info = run("trace-info", run_.trace_dir)
@@ -329,7 +329,7 @@ def test_a_header_claiming_millions_of_ranks_is_said_at_once(traced):
     """Both rank files of a 2-rank run edited to claim 2^24 ranks (the most a
     run may have): the 16,777,214 ranks missing are said as one range, without
     listing them (a claim of 2^31 once took 24 GB and the OOM killer)."""
-    trace = traced("basic_c", 2).trace_dir
+    trace = traced("basic_c", 2, env=RANK_FILES).trace_dir
     for r in (0, 1):
         edit_rank_file(trace / f"rank-{r:06d}.iot", lambda h, c: struct.pack_into("<i", h, 20, 2 ** 24))
     info = run("trace-info", trace)
@@ -342,7 +342,7 @@ def test_a_header_claiming_millions_of_ranks_is_said_at_once(traced):
 def test_a_rank_killed_before_its_first_buffer_is_said(traced, tmp_path):
     """Rank 0's file cut to its header (what a rank killed outright before its
     first flush leaves): the model keeps the program's name from rank 1."""
-    run_ = traced("basic_c", 2)
+    run_ = traced("basic_c", 2, env=RANK_FILES)
     f = run_.trace_dir / "rank-000000.iot"
     f.write_bytes(f.read_bytes()[:256])
     out = tmp_path / "m.json"

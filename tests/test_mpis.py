@@ -59,9 +59,9 @@ def test_trace_takes_the_build_of_the_mpi_the_program_links(build_dir, mpich_bui
     name = mpis.FAMILIES[family]
     assert lines(p.stderr) == [
         f"iomodel: tracing with the {mpis.builds()[family].describe()} build (basic_c links {links})",
-        f"iomodel: trace of {NP} rank(s) in {out}"]
+        f"iomodel: trace of {NP} rank(s) in {out}/job.iot"]
     assert name in mpis.builds()[family].describe()
-    assert sorted(f.name for f in out.iterdir()) == ["rank-000000.iot", "rank-000001.iot"]
+    assert sorted(f.name for f in out.iterdir()) == ["job.iot"]
 
 
 def test_python_takes_the_launchers_mpi(tmp_path):
@@ -139,7 +139,7 @@ def test_hydra_passes_the_tracer_even_when_told_to_pass_no_environment(mpich_bui
     p, out = trace(tmp_path, ["mpiexec.mpich", "-genvnone", "-n", NP, mpich_build_dir / "basic_c",
                               tmp_path])
     assert p.returncode == 0, p.stderr
-    assert sorted(f.name for f in out.iterdir()) == ["rank-000000.iot", "rank-000001.iot"]
+    assert sorted(f.name for f in out.iterdir()) == ["job.iot"]
 
 
 def test_a_build_that_is_not_there_is_named_with_how_to_make_it():

@@ -146,7 +146,7 @@ def test_trace_and_replay_through_srun_under_each_mpi(slurm, mpi, plugin, progra
     lib = {"openmpi": "Open MPI 4.1.4 build (basic_c links libmpi.so.40)",
            "mpich": "MPICH 4.0.2 build (basic_c links libmpich.so.12)"}[mpi]
     assert p.stderr.splitlines()[0] == f"iomodel: tracing with the {lib}"
-    assert p.stderr.splitlines()[-1] == f"iomodel: trace of 4 rank(s) in {trace}"
+    assert p.stderr.splitlines()[-1] == f"iomodel: trace of 4 rank(s) in {trace}/job.iot"
     check_against_expected(Trace(trace), "basic_c", 4)
     # the same model as under mpirun: 4 ranks write 3 x 1 KiB collectively, then 512 B each
     assert subprocess.run(IOMODEL + ["analyze", str(trace), "-o", str(model), "-q"]).returncode == 0

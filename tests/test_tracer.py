@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from conftest import (BOTH_MPIS, PROGRAMS, final_lclocks, mpirun, program_command, rank_events,
+from conftest import (BOTH_MPIS, PROGRAMS, RANK_FILES, final_lclocks, mpirun, program_command, rank_events,
                       recorded, stopped_by_mpirun)
 
 sys.path.insert(0, str(PROGRAMS))
@@ -226,7 +226,7 @@ def test_call_longer_than_32_bit_ticks_keeps_its_end_time(traced):
     trace = traced("long_call", NP).trace()
     from iomodel.analyzer.tracefile import read_rank_file
     for rank in (0, 2, 3):
-        raw = read_rank_file(trace.ranks["path"].to_pylist()[rank])
+        raw = read_rank_file(trace.rank_files[rank])      # the rank's image in job.iot
         w = [e for e in rank_events(trace)[rank] if e["data"]]
         assert [(e["routine"], e["abs_offset"], e["bytes"]) for e in w] == \
             [("MPI_File_write_at_all", rank * 100, 100)]
@@ -350,7 +350,7 @@ def test_a_views_description_flattens_to_the_tracers_own_pieces(traced):
     # it in one trace; the analyzer's blocks from the one are the other's, exactly.
     from iomodel.analyzer.tracefile import read_rank_file
     r = traced("view_types", 1, env={"IOMODEL_VIEWS": "both"})
-    raw = read_rank_file(next(r.trace_dir.glob("rank-*.iot")))
+    raw = read_rank_file(r.trace().rank_files[0])
     described = [v for v in raw.views if "type_id" in v]
     assert len(described) == 14 and len(raw.views) == 15
     for v, want in zip(described, VIEW_TYPES_BLOCKS):
@@ -405,10 +405,10 @@ def test_s3d_views_cost_the_same_trace_bytes_at_any_grid(traced):
     def rank_files(run):
         return sorted(run.trace_dir.glob("rank-*.iot"))
     sizes = []
-    for g in (12, 24, 36):
-        run = traced("s3d_like", 4, "blocking", g, g, g)
+    for g in (12, 24, 36):     # the raw rank files: their sizes are the records' own
+        run = traced("s3d_like", 4, "blocking", g, g, g, env=RANK_FILES)
         sizes.append([f.stat().st_size for f in rank_files(run)])
-        pieces = traced("s3d_like", 4, "blocking", g, g, g, env={"IOMODEL_VIEWS": "pieces"})
+        pieces = traced("s3d_like", 4, "blocking", g, g, g, env={"IOMODEL_VIEWS": "pieces", **RANK_FILES})
         assert [sum(len(v["blocks"]) for v in read_rank_file(f).views) for f in rank_files(pieces)] \
             == [40 * g] * 4
     assert sizes[0] == sizes[1] == sizes[2]
@@ -418,7 +418,7 @@ def test_s3d_views_cost_the_same_trace_bytes_at_any_grid(traced):
         return sorted(zip(*(t.extents.column(c).to_pylist() for c in t.extents.column_names
                             if c not in ("t_start", "t_end"))))
     by_pieces = ranges(pieces)                    # the 36^3 run's
-    both = traced("s3d_like", 4, "blocking", 36, 36, 36, env={"IOMODEL_VIEWS": "both"})
+    both = traced("s3d_like", 4, "blocking", 36, 36, 36, env={"IOMODEL_VIEWS": "both", **RANK_FILES})
     for f in rank_files(both):
         views = read_rank_file(f).views
         assert len(views) == 20 and all(v["blocks"].tolist() == v["pieces"].tolist() for v in views)

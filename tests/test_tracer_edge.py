@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import (IOMODEL, PROGRAMS, final_lclocks, mpirun, program_command, rank_events,
+from conftest import (IOMODEL, RANK_FILES, PROGRAMS, final_lclocks, mpirun, program_command, rank_events,
                       recorded, stopped_by_mpirun)
 
 sys.path.insert(0, str(PROGRAMS))
@@ -222,13 +222,14 @@ def basic_recorded(rank):
 
 @pytest.fixture(scope="module")
 def basic_trace(build_dir, tmp_path_factory):
-    """One traced run of basic_c on 4 ranks, shared by the damage tests (each copies it)."""
+    """One traced run of basic_c on 4 ranks in rank files, shared by the damage
+    tests (each copies it)."""
     base = tmp_path_factory.mktemp("basic_c")
     data, trace = base / "data", base / "trace"
     data.mkdir()
     cmd = IOMODEL + ["trace", "-o", str(trace), "--",
                      *mpirun(NP, *program_command(build_dir, "basic_c"), data)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **RANK_FILES})
     assert proc.returncode == 0, proc.stderr
     return trace
 
@@ -314,7 +315,7 @@ def test_flipped_byte_is_a_checksum_error_at_the_chunk(basic_copy):
 
 def test_damage_in_a_later_event_chunk_keeps_the_earlier_ones(traced):
     # threads with a 4 KiB buffer: each rank's 204 events span two event chunks
-    run = traced("threads", NP, env={"IOMODEL_BUFFER_BYTES": "4096"})
+    run = traced("threads", NP, env={"IOMODEL_BUFFER_BYTES": "4096", **RANK_FILES})
     path = run.trace_dir / "rank-000002.iot"
     ev_chunks = [c for c in chunks(path) if c["type"] == CHUNK_EVENTS]
     assert len(ev_chunks) >= 2

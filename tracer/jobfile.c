@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -142,7 +143,7 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
     char path[4096];
     snprintf(path, sizeof path, "%s/job.iot", dir);
     if (!iom_real_MPI_Gather || !iom_real_MPI_Scatter || !iom_real_MPI_File_open ||
-        !iom_real_MPI_File_write_at_all || !iom_real_MPI_File_close || !IOM_BYTE)
+        !iom_real_MPI_File_write_at_all || !iom_real_MPI_File_close || !iom_real_MPI_Get_count || !IOM_BYTE)
         return -1;   /* the same on every rank: no collective call made */
     /* rank 0's buffer starts with the header and the index */
     size_t head = rank == 0 ? sizeof(struct job_header) + (size_t)nranks * sizeof(struct job_entry) : 0;
@@ -166,6 +167,7 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
     if (!all_ok(ok)) goto fail;
     iom_real_MPI_Gather(mine, (int)sizeof mine, IOM_BYTE, sizes, (int)sizeof mine, IOM_BYTE, 0, IOM_COMM_WORLD);
     uint64_t place[2] = {0, 0};   /* where this rank's image goes, how many write rounds */
+    uint64_t at = 0;              /* rank 0: the job file's size */
     uint64_t *places = NULL;
     if (rank == 0) {
         struct job_header *h = (struct job_header *)buf;
@@ -176,7 +178,8 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
         h->nranks = (uint32_t)nranks;
         h->entry_size = sizeof *e;
         h->index_offset = sizeof *h;
-        uint64_t at = head, rounds = 0;
+        uint64_t rounds = 0;
+        at = head;
         for (int r = 0; r < nranks; r++) {
             uint64_t *g = sizes + 3 * r;
             e[r] = (struct job_entry){at, g[0], (uint32_t)g[1], 0, g[2]};
@@ -204,12 +207,18 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
     uint64_t total = head + len, done = 0;
     for (uint64_t i = 0; i < place[1]; i++) {
         uint64_t n = total - done < JOB_ROUND ? total - done : JOB_ROUND;
+        MPI_Status st;
+        int count = -1;
+        /* a full disk may show only as a short count (Open MPI's OMPIO) */
         if (iom_real_MPI_File_write_at_all(fh, (MPI_Offset)(place[0] + done), buf + done, (int)n, IOM_BYTE,
-                                           MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                                           &st) != MPI_SUCCESS ||
+            iom_real_MPI_Get_count(&st, IOM_BYTE, &count) != MPI_SUCCESS || (uint64_t)count != n)
             ok = 0;
         done += n;
     }
     if (iom_real_MPI_File_close(&fh) != MPI_SUCCESS) ok = 0;
+    struct stat sb;
+    if (rank == 0 && ok && (stat(path, &sb) != 0 || (uint64_t)sb.st_size != at)) ok = 0;
     if (!all_ok(ok)) {
         if (rank == 0) unlink(path);
         goto fail;

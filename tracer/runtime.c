@@ -147,7 +147,7 @@ static uint64_t events_kept;         /* events in the chunks written whole */
 static uint64_t stop_off;            /* where the stop chunk sits, 0: none */
 static char trace_dir[4000];         /* IOMODEL_TRACE_DIR of an MPI rank */
 static int job_ranks;                /* the job's size (MPI_COMM_WORLD) */
-static size_t join_min = 64;         /* IOMODEL_JOIN: the fewest ranks that write one file per job */
+static size_t join_min = 1;          /* IOMODEL_JOIN: the fewest ranks that write one file per job */
 static int joined;                   /* the rank's trace is in DIR/job.iot: more goes to rank-N.iot.after */
 
 void *iom_dlsym_next(const char *name)
@@ -1537,7 +1537,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
 /* MPI_Finalize: the trace is ended (so that a kill after it still leaves a
  * whole one), but stays open: what the process does after MPI_Finalize is
  * recorded too, and the end written again at exit. */
-/* At MPI_Finalize, a job of IOMODEL_JOIN ranks or more (default 64; 0: never)
+/* At MPI_Finalize, a job of IOMODEL_JOIN ranks or more (default 1: every job; 0: never)
  * puts its traces into one file (jobfile.c); the rank files go once every
  * rank's copy is written, and stay if any rank's cannot be.  The lock stays
  * held: a thread's flush must not write into a file being copied. */
@@ -1547,7 +1547,7 @@ static void join_job(void)
     char path[4096];
     snprintf(path, sizeof path, "%s/rank-%06d.iot", trace_dir, my_rank);
     int d = iom_depth;
-    iom_depth = 1;                   /* MPI-IO's own I/O in the copy is not the application's */
+    iom_depth = 2;                   /* the copy's own I/O is not the application's: not even under MPI */
     if (iom_join(trace_dir, path, file_off, my_rank, job_ranks) == 0) {
         sys_close(fd);
         sys_unlink(path);
