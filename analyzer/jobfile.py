@@ -2,9 +2,10 @@
 DIR/job.iot holds every rank's trace image, each exactly the bytes its rank
 file held at MPI_Finalize, found through an index; DIR/rank-N.iot.after, if
 there, continues rank N's image with the chunks it wrote after MPI_Finalize.
-An image is stored raw or encoded (ENC_PLANES: each event chunk's records as
-byte planes of their fields, clocks, offsets and logical clocks as differences,
-the whole deflated); decoding gives back the rank file's bytes exactly, which
+An image is stored raw or encoded (ENC_PLANES: each event chunk's records, and
+each chunk of buffer records alone, as byte planes of their fields, offsets and
+logical clocks as differences, a call's start as the time since the call
+before ended, the whole deflated); decoding gives back the rank file's bytes exactly, which
 its chunks' checksums then confirm.  Each image is read when reached, so
 memory holds one rank at a time."""
 import os
@@ -26,30 +27,45 @@ JOB_ENTRY = struct.Struct("<QQIIQ")       # offset, size, encoding, reserved, ra
 ENC_RAW, ENC_PLANES = 0, 1
 FILE_HEADER_SIZE = struct.Struct("<I")    # at byte 12 of a rank's image
 CHUNK_HEAD = struct.Struct("<IHHQQ")      # magic, type, header size, payload length, count
-CHUNK_HEAD_SIZE, CHUNK_EVENTS, RECORD = 56, 1, 32
-# struct iom_event's fields: offset, size, stored as a difference from the record before
-FIELDS = ((0, 1, False), (1, 1, False), (2, 2, False), (4, 4, True), (8, 8, True), (16, 8, True),
-          (24, 4, False), (28, 4, False))
+CHUNK_HEAD_SIZE, CHUNK_EVENTS, CHUNK_META, IN_PLANES = 56, 1, 2, 0x100
+AS_IS, DELTA, SINCE_END = range(3)
+# a record's fields: offset, size, how stored (tracer/jobfile.c): struct iom_event's,
+# and a buffer record's (type, length, seq, offset, padding)
+EVENT_FIELDS = ((0, 1, AS_IS), (1, 1, AS_IS), (2, 2, AS_IS), (4, 4, DELTA), (8, 8, DELTA),
+                (16, 8, SINCE_END), (24, 4, AS_IS), (28, 4, AS_IS))
+BUFFER_FIELDS = ((0, 4, AS_IS), (4, 4, AS_IS), (8, 8, DELTA), (16, 4, AS_IS), (20, 4, AS_IS))
+LAYOUTS = {CHUNK_EVENTS: (32, EVENT_FIELDS), CHUNK_META: (24, BUFFER_FIELDS)}
 
 
-def _from_planes(payload, n):
-    """n records back from their byte planes (tracer/jobfile.c, to_planes)."""
+def _from_planes(payload, n, size, fields):
+    """n records of `size` bytes back from their byte planes (tracer/jobfile.c,
+    to_planes); the cumulative sums wrap at the field's width, as the
+    differences did."""
     planes = np.frombuffer(payload, np.uint8)
-    rec = np.empty((n, RECORD), np.uint8)
-    pos = 0
-    for at, size, delta in FIELDS:
-        block = np.ascontiguousarray(planes[pos:pos + size * n].reshape(size, n).T)
-        if delta:     # the cumulative sum wraps at the field's width, as the differences did
-            block = np.cumsum(block.view(f"<u{size}").ravel(), dtype=f"<u{size}").view(np.uint8)
-            block = block.reshape(n, size)
-        rec[:, at:at + size] = block
-        pos += size * n
+    rec = np.empty((n, size), np.uint8)
+    pos, values, since_end = 0, {}, None
+    for at, width, how in fields:
+        block = np.ascontiguousarray(planes[pos:pos + width * n].reshape(width, n).T)
+        v = block.view(f"<u{width}").ravel()
+        if how == DELTA:
+            v = np.cumsum(v, dtype=v.dtype)
+        values[at] = v
+        pos += width * n
+        if how == SINCE_END:
+            since_end = at
+    if since_end is not None:     # an event's t0: its gap after the call before, which ended at t0 + dt
+        dt = values[24].astype(np.uint64)
+        ends_before = np.concatenate([np.zeros(1, np.uint64), np.cumsum(dt[:-1], dtype=np.uint64)])
+        values[since_end] = np.cumsum(values[since_end], dtype=np.uint64) + ends_before
+    for at, width, _ in fields:
+        rec[:, at:at + width] = values[at].view(np.uint8).reshape(n, width)
     return rec.tobytes()
 
 
 def decode_planes(data):
-    """An ENC_PLANES image, inflated, with its event chunks' records put back,
-    and whether the stream was whole (a cut one gives what it holds)."""
+    """An ENC_PLANES image, inflated, with the records of its chunks marked
+    IN_PLANES put back (and the marks taken off), and whether the stream was
+    whole (a cut one gives what it holds)."""
     inflate = zlib.decompressobj()
     img = bytearray(inflate.decompress(data))
     at = FILE_HEADER_SIZE.unpack_from(img, 12)[0] if len(img) >= 16 else 0
@@ -58,8 +74,10 @@ def decode_planes(data):
         if plen > len(img) - at - CHUNK_HEAD_SIZE:
             break
         start = at + CHUNK_HEAD_SIZE
-        if ctype == CHUNK_EVENTS and plen == count * RECORD:
-            img[start:start + plen] = _from_planes(img[start:start + plen], count)
+        layout = LAYOUTS.get(ctype & ~IN_PLANES) if ctype & IN_PLANES else None
+        if layout and plen == count * layout[0]:
+            img[start:start + plen] = _from_planes(img[start:start + plen], count, *layout)
+            struct.pack_into("<H", img, at + 4, ctype & ~IN_PLANES)
         at = start + plen
     return bytes(img), inflate.eof
 

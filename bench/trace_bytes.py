@@ -4,8 +4,9 @@
 Each workload runs under `iomodel trace` (4 ranks, and one on 64), in alternating pairs:
 with IOMODEL_JOIN=1 (one deflated job.iot at MPI_Finalize) and IOMODEL_JOIN=0
 (a raw rank-NNNNNN.iot per rank).  For each: the events, the trace's bytes and
-files, and the run's wall time (median of the pairs; the joined run's time
-includes the copy at MPI_Finalize); the two traces' events are checked equal
+files, the run's wall time (median of the pairs; the joined run's time
+includes the copy at MPI_Finalize) and the time to read the trace's events
+table (`Trace(dir).events`: inflated, linked); the two traces' events are checked equal
 but for times.  Writes bench/results/trace-bytes.json and the table between the
 <!-- bench:trace-bytes --> markers of docs/performance.md.
 
@@ -64,18 +65,22 @@ def run(work, exe, np_, args, join, tag):
 def same_events(a, b):
     from iomodel.analyzer import Trace
     ta, tb = Trace(a).events, Trace(b).events
-    return all(ta[c].equals(tb[c]) for c in ("rank", "seq", "routine", "offset", "bytes", "lclock", "flags"))
+    return all(ta[c].equals(tb[c]) for c in ("rank", "seq", "routine", "offset", "bytes", "lclock", "collective",
+                                             "abs_offset", "abs_end"))
 
 
 def one(work, exe, name, pattern, np_, args, pairs):
     from iomodel.analyzer import Trace
-    walls = {1: [], 0: []}
-    sizes = {1: [], 0: []}
+    walls, sizes, reads = {1: [], 0: []}, {1: [], 0: []}, {1: [], 0: []}
     for i in range(pairs):
         for join in ((1, 0) if i % 2 == 0 else (0, 1)):
             trace, wall = run(work, exe, np_, args, join, f"{join}-{i}")
             walls[join].append(wall)
-            sizes[join].append(Trace(trace).trace_bytes)
+            t = time.perf_counter()
+            tr = Trace(trace)
+            tr.events                               # read, decoded, linked
+            reads[join].append(time.perf_counter() - t)
+            sizes[join].append(tr.trace_bytes)
     joined, apart = work / "trace-1-0", work / "trace-0-0"
     events = Trace(apart).events.num_rows
     row = {"workload": name, "pattern": pattern, "ranks": np_, "events": events,
@@ -83,6 +88,8 @@ def one(work, exe, name, pattern, np_, args, pairs):
            "bytes_joined": int(statistics.median(sizes[1])), "bytes_apart": int(statistics.median(sizes[0])),
            "wall_joined_s": round(statistics.median(walls[1]), 3),
            "wall_apart_s": round(statistics.median(walls[0]), 3),
+           "read_joined_s": round(statistics.median(reads[1]), 3),
+           "read_apart_s": round(statistics.median(reads[0]), 3),
            "same_events": same_events(joined, apart)}
     row["bytes_per_event_joined"] = round(row["bytes_joined"] / events, 2)
     row["bytes_per_event_apart"] = round(row["bytes_apart"] / events, 2)
@@ -119,11 +126,12 @@ def main():
 
 def table(res):
     out = ["| workload | pattern | ranks | events | rank files: B/event | job file: B/event | files | "
-           "run time, job / rank files |", "|---|---|---|---|---|---|---|---|"]
+           "run time, job / rank files | read time, job / rank files |", "|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         out.append(f"| {r['workload']} | {r['pattern']} | {r['ranks']} | {r['events']:,} | {r['bytes_per_event_apart']:g} | "
                    f"{r['bytes_per_event_joined']:g} | {r['files_apart']} → {r['files_joined']} | "
-                   f"{r['wall_joined_s']:.2f} / {r['wall_apart_s']:.2f} s |")
+                   f"{r['wall_joined_s']:.2f} / {r['wall_apart_s']:.2f} s | "
+                   f"{r['read_joined_s']:.2f} / {r['read_apart_s']:.2f} s |")
     m = res["machine"]
     out.append(f"\nUnder `iomodel trace` (more ranks than cores: oversubscribed), median of {res['pairs']} alternating pairs "
                f"(`IOMODEL_JOIN=1` against `0`); bytes are every file of the trace (headers, metadata, "

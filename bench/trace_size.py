@@ -26,7 +26,8 @@ from machine_info import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "trace-size.json"
-ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "IOMODEL_POSIX": "0"}
+ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "IOMODEL_POSIX": "0",
+       "IOMODEL_JOIN": "0"}      # the rank files: their records as written
 NP = 4
 
 

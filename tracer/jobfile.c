@@ -4,10 +4,11 @@
  * removed once every rank's copy is written; if any rank cannot take part,
  * every rank keeps its own file.  A job of 100,000 ranks so leaves one file in
  * the trace directory instead of 100,000 (Darshan writes one log per job the
- * same way).  Each image is stored compressed: its event records turned
- * into byte planes of their fields, the clocks, offsets and logical clocks as
- * differences from the record before, then deflated (a regular run of calls
- * so takes a byte or two a call instead of 32).  Layout:
+ * same way).  Each image is stored compressed: its event records (and its
+ * buffer records) turned into byte planes of their fields, offsets and
+ * logical clocks as differences from the record before, a call's start as the
+ * time since the call before ended, then deflated (a regular run of calls so
+ * takes a few bytes a call instead of 32, mostly its timing).  Layout:
  * docs/trace-format.md, "One file per job". */
 #define _GNU_SOURCE
 #include "runtime.h"
@@ -41,37 +42,68 @@ enum { ENC_RAW = 0, ENC_PLANES = 1 };
 #define FILE_HEADER_SIZE_AT 12      /* the rank file header's own size field */
 #define CHUNK_HEAD 56
 #define CHUNK_EVENTS 1
-#define RECORD 32
+#define CHUNK_META 2
+#define IN_PLANES 0x100             /* a chunk type's mark: its payload is in planes */
+#define META_BUFFER 6
+#define BUFFER_RECORD 24            /* a buffer record: type, length, seq, offset, padding */
 
-/* The fields of struct iom_event: offset, size, stored as a difference. */
-static const struct { size_t at, size; int delta; } fields[] = {
-    {0, 1, 0}, {1, 1, 0}, {2, 2, 0}, {4, 4, 1}, {8, 8, 1}, {16, 8, 1}, {24, 4, 0}, {28, 4, 0}};
+/* A record's fields: offset, size, and how each is stored: as it is, as the
+ * difference from the record before, or (an event's start) as the time since
+ * the record before ended (its start plus its duration: the gap between calls,
+ * whose duration the dt field already holds). */
+enum { AS_IS, DELTA, SINCE_END };
+struct field { size_t at, size; int how; };
+static const struct field event_fields[] = {   /* struct iom_event */
+    {0, 1, AS_IS}, {1, 1, AS_IS}, {2, 2, AS_IS}, {4, 4, DELTA}, {8, 8, DELTA}, {16, 8, SINCE_END},
+    {24, 4, AS_IS}, {28, 4, AS_IS}};
+static const struct field buffer_fields[] = {  /* a META_BUFFER record */
+    {0, 4, AS_IS}, {4, 4, AS_IS}, {8, 8, DELTA}, {16, 4, AS_IS}, {20, 4, AS_IS}};
 
-/* n records at p turned, in place, into byte planes of their fields (byte b of
- * field f of every record in turn), differences where fields[] says (modulo
- * the field's width: the reader's cumulative sum wraps the same way). */
-static void to_planes(unsigned char *p, uint64_t n, unsigned char *tmp)
+static uint64_t field(const unsigned char *rec, size_t at, size_t size)
 {
-    unsigned char *o = tmp;
-    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
-        size_t s = fields[f].size;
-        uint64_t prev = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t v = 0;
-            memcpy(&v, p + i * RECORD + fields[f].at, s);     /* little-endian, as the format */
-            uint64_t d = fields[f].delta ? v - prev : v;
-            prev = v;
-            for (size_t b = 0; b < s; b++) o[b * n + i] = (unsigned char)(d >> (8 * b));
-        }
-        o += s * n;
-    }
-    memcpy(p, tmp, n * RECORD);
+    uint64_t v = 0;
+    memcpy(&v, rec + at, size);      /* little-endian, as the format */
+    return v;
 }
 
-/* Calls fn on every event chunk's payload of the image (its records' count);
- * the walk stops at the first chunk that does not fit. */
-static void each_event_chunk(unsigned char *img, uint64_t len, void (*fn)(unsigned char *, uint64_t, void *),
-                             void *arg)
+/* n records of `size` bytes at p turned, in place, into byte planes of their
+ * fields (byte b of field f of every record in turn), stored as fields[] says
+ * (modulo the field's width: the reader's cumulative sums wrap the same way). */
+static void to_planes(unsigned char *p, uint64_t n, size_t size, const struct field *fields, size_t nf,
+                      unsigned char *tmp)
+{
+    unsigned char *o = tmp;
+    for (size_t f = 0; f < nf; f++) {
+        size_t w = fields[f].size;
+        for (uint64_t i = 0; i < n; i++) {
+            const unsigned char *r = p + i * size;
+            uint64_t v = field(r, fields[f].at, w), d = v;
+            if (i > 0 && fields[f].how == DELTA)
+                d = v - field(r - size, fields[f].at, w);
+            else if (i > 0 && fields[f].how == SINCE_END)   /* an event's t0, after the dt before */
+                d = v - field(r - size, 16, 8) - field(r - size, 24, 4);
+            for (size_t b = 0; b < w; b++) o[b * n + i] = (unsigned char)(d >> (8 * b));
+        }
+        o += w * n;
+    }
+    memcpy(p, tmp, n * size);
+}
+
+/* A metadata chunk of buffer records alone (a run whose calls move their
+ * buffers writes little else): their count, else 0. */
+static uint64_t buffer_records(const unsigned char *p, uint64_t plen, uint64_t count)
+{
+    if (plen == 0 || plen != count * BUFFER_RECORD) return 0;
+    for (uint64_t i = 0; i < count; i++)
+        if (field(p + i * BUFFER_RECORD, 0, 4) != META_BUFFER || field(p + i * BUFFER_RECORD, 4, 4) != BUFFER_RECORD)
+            return 0;
+    return count;
+}
+
+/* Every event chunk and every buffer-record chunk of the image in planes, its
+ * type marked IN_PLANES (tmp: room for the largest payload), or, with tmp
+ * NULL, the largest such payload's size in *most. */
+static void chunks_to_planes(unsigned char *img, uint64_t len, unsigned char *tmp, uint64_t *most)
 {
     uint64_t at = 0;
     if (len >= 16) memcpy(&at, img + FILE_HEADER_SIZE_AT, 4);
@@ -82,31 +114,32 @@ static void each_event_chunk(unsigned char *img, uint64_t len, void (*fn)(unsign
         memcpy(&plen, img + at + 8, 8);
         memcpy(&count, img + at + 16, 8);
         if (plen > len - at - CHUNK_HEAD) break;
-        if (type == CHUNK_EVENTS && plen == count * RECORD) fn(img + at + CHUNK_HEAD, count, arg);
+        unsigned char *p = img + at + CHUNK_HEAD;
+        int events = type == CHUNK_EVENTS && count && plen == count * sizeof(struct iom_event);
+        int buffers = type == CHUNK_META && buffer_records(p, plen, count);
+        if ((events || buffers) && !tmp) {
+            if (plen > *most) *most = plen;
+        } else if (events || buffers) {
+            if (events) to_planes(p, count, sizeof(struct iom_event), event_fields, 8, tmp);
+            else to_planes(p, count, BUFFER_RECORD, buffer_fields, 5, tmp);
+            type |= IN_PLANES;
+            memcpy(img + at + 4, &type, 2);
+        }
         at += CHUNK_HEAD + plen;
     }
 }
 
-static void most_records(unsigned char *p, uint64_t n, void *arg)
-{
-    (void)p;
-    if (n > *(uint64_t *)arg) *(uint64_t *)arg = n;
-}
-
-static void planes_of(unsigned char *p, uint64_t n, void *tmp) { to_planes(p, n, tmp); }
-
-/* The image encoded (ENC_PLANES), in place and then deflated: every event
- * chunk's payload in planes, chunk headers and other chunks as they are.
- * NULL if memory or zlib fails (the image may then be half turned). */
+/* The image encoded (ENC_PLANES), in place and then deflated.  NULL if memory
+ * or zlib fails (the image may then be half turned). */
 static unsigned char *encode(unsigned char *img, uint64_t len, uint64_t *out_len)
 {
     uint64_t most = 0;
-    each_event_chunk(img, len, most_records, &most);
-    unsigned char *tmp = malloc(most ? most * RECORD : 1);
+    chunks_to_planes(img, len, NULL, &most);
+    unsigned char *tmp = malloc(most ? most : 1);
     uLongf bound = compressBound((uLong)len);
     unsigned char *out = tmp ? malloc(bound) : NULL;
     if (!out) { free(tmp); return NULL; }
-    each_event_chunk(img, len, planes_of, tmp);
+    chunks_to_planes(img, len, tmp, NULL);
     free(tmp);
     if (compress2(out, &bound, img, (uLong)len, 1) != Z_OK) { free(out); return NULL; }
     *out_len = bound;
