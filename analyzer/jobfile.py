@@ -62,12 +62,12 @@ def _from_planes(payload, n, size, fields):
     return rec.tobytes()
 
 
-def decode_planes(data):
-    """An ENC_PLANES image, inflated, with the records of its chunks marked
-    IN_PLANES put back (and the marks taken off), and whether the stream was
-    whole (a cut one gives what it holds)."""
+def decode_planes(data, limit=None):
+    """An ENC_PLANES image, inflated (to at most `limit` + 1 bytes), with the
+    records of its chunks marked IN_PLANES put back (and the marks taken off),
+    and whether the stream was whole (a cut one gives what it holds)."""
     inflate = zlib.decompressobj()
-    img = bytearray(inflate.decompress(data))
+    img = bytearray(inflate.decompress(data, 0 if limit is None else limit + 1))
     at = FILE_HEADER_SIZE.unpack_from(img, 12)[0] if len(img) >= 16 else 0
     while at + CHUNK_HEAD_SIZE <= len(img):
         _, ctype, _, plen, count = CHUNK_HEAD.unpack_from(img, at)
@@ -104,10 +104,15 @@ class JobImage:
     def read_bytes(self):
         with open(self.job, "rb") as f:   # a cut file gives less: the parse says where
             f.seek(self.offset)
-            data = f.read(self.size)
+            data = f.read(max(0, min(self.size, os.fstat(f.fileno()).st_size - self.offset)))
         if self.encoding == ENC_PLANES:
+            # the index's raw size bounds the inflating (deflate packs at most
+            # 1032 bytes into one: a larger claim is damage, not a trace)
+            if self.raw_size > 1032 * max(len(data), 1) + 1024:
+                raise TraceError(str(self), None, f"corrupt index: a raw size of {self.raw_size} bytes "
+                                 f"for {len(data)} compressed ones")
             try:
-                data, whole = decode_planes(data)
+                data, whole = decode_planes(data, self.raw_size)
             except zlib.error as e:
                 raise TraceError(str(self), 0, f"corrupt: the compressed trace does not inflate ({e})") \
                     from None
