@@ -62,6 +62,63 @@ def _from_planes(payload, n, size, fields):
     return rec.tobytes()
 
 
+def _to_planes(payload, n, size, fields):
+    """_from_planes' inverse (tracer/jobfile.c, to_planes)."""
+    rec = np.frombuffer(payload, np.uint8).reshape(n, size)
+    values = {at: np.ascontiguousarray(rec[:, at:at + w]).view(f"<u{w}").ravel() for at, w, _ in fields}
+    out = []
+    for at, width, how in fields:
+        v = values[at].copy()
+        if how == DELTA:
+            v[1:] -= values[at][:-1]
+        elif how == SINCE_END:
+            v[1:] -= values[at][:-1] + values[24][:-1].astype(np.uint64)
+        out.append(np.ascontiguousarray(v.view(np.uint8).reshape(n, width).T).tobytes())
+    return b"".join(out)
+
+
+def planes(image):
+    """A rank file's bytes with its event chunks and buffer-record chunks in
+    planes and marked, as the tracer turns them before deflating (ENC_PLANES)."""
+    img = bytearray(image)
+    at = FILE_HEADER_SIZE.unpack_from(img, 12)[0] if len(img) >= 16 else 0
+    while at + CHUNK_HEAD_SIZE <= len(img):
+        _, ctype, _, plen, count = CHUNK_HEAD.unpack_from(img, at)
+        if plen > len(img) - at - CHUNK_HEAD_SIZE:
+            break
+        start = at + CHUNK_HEAD_SIZE
+        layout = LAYOUTS.get(ctype)
+        body = img[start:start + plen]
+        if layout and count and plen == count * layout[0] and (
+                ctype == CHUNK_EVENTS or all(struct.unpack_from("<II", body, k) == (6, 24)
+                                             for k in range(0, plen, 24))):
+            img[start:start + plen] = _to_planes(bytes(body), count, *layout)
+            struct.pack_into("<H", img, at + 4, ctype | IN_PLANES)
+        at = start + plen
+    return bytes(img)
+
+
+def write_job(path, images):
+    """A job file of the rank images given (an iterable, in rank order; each is
+    encoded as it comes, so memory holds one raw image at a time), each stored
+    ENC_PLANES.  Returns the file's size."""
+    coded, raw = [], []
+    for img in images:
+        coded.append(zlib.compress(planes(img), 1))
+        raw.append(len(img))
+    head = JOB_HEADER.size + len(coded) * JOB_ENTRY.size
+    index, at = [], head
+    for n, c in zip(raw, coded):
+        index.append(JOB_ENTRY.pack(at, len(c), ENC_PLANES, 0, n))
+        at += len(c)
+    with open(path, "wb") as f:
+        f.write(JOB_HEADER.pack(JOB_MAGIC, 1, JOB_HEADER.size, len(coded), JOB_ENTRY.size, JOB_HEADER.size))
+        f.write(b"".join(index))
+        for c in coded:
+            f.write(c)
+    return at
+
+
 def decode_planes(data, limit=None):
     """An ENC_PLANES image, inflated (to at most `limit` + 1 bytes), with the
     records of its chunks marked IN_PLANES put back (and the marks taken off),

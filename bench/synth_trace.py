@@ -112,12 +112,32 @@ def layout(ranks, calls, rs, write_gap, read_gap):
 
 
 def write_trace(out, ranks=1024, calls=10_000, rs=4096, write_gap=120, read_gap=1,
-                chunk_records=32768, path="synth.dat", seed=0):
-    """Write the trace directory; returns what it holds (for check())."""
+                chunk_records=32768, path="synth.dat", seed=0, job=False):
+    """Write the trace directory, rank files or (job) one job file as the tracer
+    leaves at MPI_Finalize; returns what it holds (for check())."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("rank-*.iot"):
-        old.unlink()
+    for old in [*out.glob("rank-*.iot"), out / "job.iot"]:
+        if old.exists():
+            old.unlink()
+    images = _rank_images(ranks, calls, rs, write_gap, read_gap, chunk_records, path, seed)
+    if job:
+        sys.path.insert(0, str(ROOT))
+        from iomodel.analyzer.jobfile import write_job
+        total_bytes = write_job(out / "job.iot", images)
+    else:
+        total_bytes = 0
+        for r, blob in enumerate(images):
+            (out / f"rank-{r:06d}.iot").write_bytes(blob)
+            total_bytes += len(blob)
+    L = layout(ranks, calls, rs, write_gap, read_gap)
+    return dict(dir=str(out), ranks=ranks, calls=calls, rs=rs, events_per_rank=L["n"], events=L["n"] * ranks,
+                writes=L["nw"], reads=L["nr"], path=path, final_lclock=L["final_lclock"],
+                write_gap=write_gap, read_gap=read_gap, trace_bytes=total_bytes)
+
+
+def _rank_images(ranks, calls, rs, write_gap, read_gap, chunk_records, path, seed):
+    """Each rank's file, as bytes, one at a time."""
     L = layout(ranks, calls, rs, write_gap, read_gap)
     t, n, gap = L["template"], L["n"], L["gap"]
     data = np.zeros(n, bool)
@@ -128,7 +148,6 @@ def write_trace(out, ranks=1024, calls=10_000, rs=4096, write_gap=120, read_gap=
     program = meta_record(META_PROGRAM, 0, struct.pack("<II", len(cmd), 0) + cmd)
     init_ticks = 780_000_000  # MPI_Init took 0.3 s, before time zero
     rng = np.random.default_rng(seed)
-    total_bytes = 0
     for r in range(ranks):
         rec = t.copy()
         rec["offset"][data] += r * rs
@@ -157,12 +176,7 @@ def write_trace(out, ranks=1024, calls=10_000, rs=4096, write_gap=120, read_gap=
             parts.append(chunk(CHUNK_EVENTS, rec[lo:hi].tobytes(), hi - lo, lo, flushed_at))
         end = struct.pack("<QII", n, 0, L["final_lclock"])
         parts.append(chunk(CHUNK_END, end, 0, n, int(t0[-1] + dur[-1]) + 5200))
-        blob = b"".join(parts)
-        (out / f"rank-{r:06d}.iot").write_bytes(blob)
-        total_bytes += len(blob)
-    return dict(dir=str(out), ranks=ranks, calls=calls, rs=rs, events_per_rank=n, events=n * ranks,
-                writes=L["nw"], reads=L["nr"], path=path, final_lclock=L["final_lclock"],
-                write_gap=write_gap, read_gap=read_gap, trace_bytes=total_bytes)
+        yield b"".join(parts)
 
 
 def check(info, cli=True):
@@ -225,9 +239,11 @@ def main():
     ap.add_argument("--chunk-records", type=int, default=32768, help="records per event chunk")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--check", action="store_true", help="read it back (Trace, trace-info) and compare")
+    ap.add_argument("--job", action="store_true", help="one job.iot (encoded as the tracer does) instead of rank files")
     a = ap.parse_args()
     t = time.perf_counter()
-    info = write_trace(a.out, a.ranks, a.calls, a.rs, a.write_gap, a.read_gap, a.chunk_records, seed=a.seed)
+    info = write_trace(a.out, a.ranks, a.calls, a.rs, a.write_gap, a.read_gap, a.chunk_records, seed=a.seed,
+                       job=a.job)
     dt = time.perf_counter() - t
     print(f"synth_trace: {info['events']} events, {info['ranks']} ranks, {info['trace_bytes']} bytes "
           f"in {info['dir']} ({dt:.2f} s, {info['events'] / dt:.3g} events/s)", file=sys.stderr)

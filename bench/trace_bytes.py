@@ -98,10 +98,41 @@ def one(work, exe, name, pattern, np_, args, pairs):
     return row
 
 
+def synthetic(work, ranks, calls, pairs):
+    """bench/synth_trace.py's BT-IO-like job in both layouts: bytes, files, and
+    `iomodel analyze` end to end (median of alternating pairs), models equal."""
+    import synth_trace
+    out = {"ranks": ranks, "calls": calls}
+    for job in (True, False):
+        info = synth_trace.write_trace(work / f"synth-{int(job)}", ranks, calls, job=job)
+        out["events"] = info["events"]
+        out["bytes_joined" if job else "bytes_apart"] = info["trace_bytes"]
+        out["files_joined" if job else "files_apart"] = len(list((work / f"synth-{int(job)}").iterdir()))
+    times = {True: [], False: []}
+    models = {}
+    for i in range(pairs):
+        for job in ((True, False) if i % 2 == 0 else (False, True)):
+            model = work / f"synth-{int(job)}.json"
+            t = time.perf_counter()
+            subprocess.run([str(ROOT / ".venv" / "bin" / "iomodel"), "analyze", str(work / f"synth-{int(job)}"),
+                            "-o", str(model), "-q"], check=True, capture_output=True)
+            times[job].append(time.perf_counter() - t)
+            m = json.loads(model.read_text())
+            models[job] = (m["phases"], m["files"])
+    out["analyze_joined_s"] = round(statistics.median(times[True]), 2)
+    out["analyze_apart_s"] = round(statistics.median(times[False]), 2)
+    out["same_model"] = models[True] == models[False]
+    for job in (True, False):
+        shutil.rmtree(work / f"synth-{int(job)}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--render", action="store_true")
+    ap.add_argument("--synth-ranks", type=int, default=4096)
+    ap.add_argument("--synth-calls", type=int, default=1000)
     args = ap.parse_args()
     if args.render:
         return publish(json.loads(RESULTS.read_text()))
@@ -116,9 +147,11 @@ def main():
         for name, pattern, np_, prog, pargs in WORKLOADS:
             rows.append(one(work, exes[prog], name, pattern, np_, pargs, args.pairs))
             print(rows[-1], flush=True)
+        synth = synthetic(work, args.synth_ranks, args.synth_calls, args.pairs)
+        print(synth, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    res = {"machine": machine(), "pairs": args.pairs, "rows": rows}
+    res = {"machine": machine(), "pairs": args.pairs, "rows": rows, "synthetic": synth}
     RESULTS.write_text(json.dumps(res, indent=1) + "\n")
     print(table(res))
     publish(res)
@@ -132,6 +165,12 @@ def table(res):
                    f"{r['bytes_per_event_joined']:g} | {r['files_apart']} → {r['files_joined']} | "
                    f"{r['wall_joined_s']:.2f} / {r['wall_apart_s']:.2f} s | "
                    f"{r['read_joined_s']:.2f} / {r['read_apart_s']:.2f} s |")
+    s = res.get("synthetic")
+    if s:
+        out.append(f"| synthetic BT-IO-like job (`bench/synth_trace.py`) | regular | {s['ranks']:,} | "
+                   f"{s['events']:,} | {s['bytes_apart'] / s['events']:.2f} | {s['bytes_joined'] / s['events']:.2f} | "
+                   f"{s['files_apart']:,} → {s['files_joined']} | | `iomodel analyze`: {s['analyze_joined_s']:.2f} / "
+                   f"{s['analyze_apart_s']:.2f} s, models equal: {s['same_model']} |")
     m = res["machine"]
     out.append(f"\nUnder `iomodel trace` (more ranks than cores: oversubscribed), median of {res['pairs']} alternating pairs "
                f"(`IOMODEL_JOIN=1` against `0`); bytes are every file of the trace (headers, metadata, "

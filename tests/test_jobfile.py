@@ -6,11 +6,12 @@ import json
 import re
 import struct
 import subprocess
+import zlib
 
 import pytest
 
 from conftest import BOTH_MPIS, IOMODEL
-from iomodel.analyzer.jobfile import job_images
+from iomodel.analyzer.jobfile import job_images, planes
 from test_posix import events, facts, model_of
 
 HEADER, ENTRY = struct.Struct("<8sIIIIQ"), struct.Struct("<QQIIQ")
@@ -59,6 +60,8 @@ def test_one_file_per_job(traced, tmp_path):
         assert (offset, encoding) == (at, 1)          # deflated byte planes
         image = images[r].read_bytes()[:raw_size]     # without the .after chunks
         assert len(image) == raw_size and image[:8] == b"IOMTRACE"
+        # the tracer's planes are those the reader's own encoder makes of the image
+        assert zlib.decompress(data[offset:offset + size]) == planes(image)
         assert struct.unpack_from("<ii", image, 16) == (r, 3)   # the image's rank, of 3
         at += size
     assert at == len(data)
