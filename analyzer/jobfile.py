@@ -28,6 +28,7 @@ ENC_RAW, ENC_PLANES = 0, 1
 FILE_HEADER_SIZE = struct.Struct("<I")    # at byte 12 of a rank's image
 CHUNK_HEAD = struct.Struct("<IHHQQ")      # magic, type, header size, payload length, count
 CHUNK_HEAD_SIZE, CHUNK_EVENTS, CHUNK_META, IN_PLANES = 56, 1, 2, 0x100
+META_BUFFER = 6
 AS_IS, DELTA, SINCE_END = range(3)
 # a record's fields: offset, size, how stored (tracer/jobfile.c): struct iom_event's,
 # and a buffer record's (type, length, seq, offset, padding)
@@ -77,24 +78,32 @@ def _to_planes(payload, n, size, fields):
     return b"".join(out)
 
 
-def planes(image):
-    """A rank file's bytes with its event chunks and buffer-record chunks in
-    planes and marked, as the tracer turns them before deflating (ENC_PLANES)."""
-    img = bytearray(image)
+def _chunks(img):
+    """(offset, type, payload length, count) of each whole chunk of a rank's
+    image, in order; the walk stops at the first that does not fit.  Payloads
+    may be rewritten in place as it goes (same length)."""
     at = FILE_HEADER_SIZE.unpack_from(img, 12)[0] if len(img) >= 16 else 0
     while at + CHUNK_HEAD_SIZE <= len(img):
         _, ctype, _, plen, count = CHUNK_HEAD.unpack_from(img, at)
         if plen > len(img) - at - CHUNK_HEAD_SIZE:
-            break
+            return
+        yield at, ctype, plen, count
+        at += CHUNK_HEAD_SIZE + plen
+
+
+def planes(image):
+    """A rank file's bytes with its event chunks and buffer-record chunks in
+    planes and marked, as the tracer turns them before deflating (ENC_PLANES)."""
+    img = bytearray(image)
+    for at, ctype, plen, count in _chunks(img):
         start = at + CHUNK_HEAD_SIZE
         layout = LAYOUTS.get(ctype)
         body = img[start:start + plen]
-        if layout and count and plen == count * layout[0] and (
-                ctype == CHUNK_EVENTS or all(struct.unpack_from("<II", body, k) == (6, 24)
+        if layout and count and plen == count * layout[0] and (     # metadata: buffer records alone
+                ctype == CHUNK_EVENTS or all(struct.unpack_from("<II", body, k) == (META_BUFFER, 24)
                                              for k in range(0, plen, 24))):
             img[start:start + plen] = _to_planes(bytes(body), count, *layout)
             struct.pack_into("<H", img, at + 4, ctype | IN_PLANES)
-        at = start + plen
     return bytes(img)
 
 
@@ -125,17 +134,12 @@ def decode_planes(data, limit=None):
     and whether the stream was whole (a cut one gives what it holds)."""
     inflate = zlib.decompressobj()
     img = bytearray(inflate.decompress(data, 0 if limit is None else limit + 1))
-    at = FILE_HEADER_SIZE.unpack_from(img, 12)[0] if len(img) >= 16 else 0
-    while at + CHUNK_HEAD_SIZE <= len(img):
-        _, ctype, _, plen, count = CHUNK_HEAD.unpack_from(img, at)
-        if plen > len(img) - at - CHUNK_HEAD_SIZE:
-            break
+    for at, ctype, plen, count in _chunks(img):
         start = at + CHUNK_HEAD_SIZE
         layout = LAYOUTS.get(ctype & ~IN_PLANES) if ctype & IN_PLANES else None
         if layout and plen == count * layout[0]:
             img[start:start + plen] = _from_planes(img[start:start + plen], count, *layout)
             struct.pack_into("<H", img, at + 4, ctype & ~IN_PLANES)
-        at = start + plen
     return bytes(img), inflate.eof
 
 
