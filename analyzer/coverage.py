@@ -38,6 +38,15 @@ class Coverage:
         if getattr(r, "lost_before_start", None) is not None:
             self.lost[r.rank] = r.lost_before_start
 
+    def merge(self, other):
+        """Add what another Coverage was fed (another part of the job's ranks)."""
+        self.events.update(other.events)
+        self.stopped.update(other.stopped)
+        self.end.update(other.end)
+        self.nranks |= other.nranks
+        self.damaged |= other.damaged
+        self.lost.update(other.lost)
+
     def partial(self):
         """None for a whole trace; else {missing_ranks, empty_ranks,
         stopped_ranks (rank lists or None), notes (one sentence each)}."""

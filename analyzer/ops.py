@@ -288,18 +288,62 @@ def ops_from_trace(trace, name=None, command=None):
     """The data operations of a Trace, read rank file by rank file so that
     memory holds one rank's events at a time (calls that returned an error
     are left out)."""
+    read = read_ranks(trace.scan())
+    for o, off, npieces, end in place_ordered(read.ordered):
+        read.fix((o.rank_index, o.op_index, off, npieces, end))
+    return read.ops(trace.path, name, command)
+
+
+@dataclass
+class RanksRead:
+    """What read_ranks gathers from a run of rank traces: their operations
+    (RankOps, path and routine indices into .paths and .routines, in the order
+    first seen) and the application's metadata."""
+    ranks: list = field(default_factory=list)
+    ordered: list = field(default_factory=list)    # _Ordered, placed once every rank is read
+    paths: list = field(default_factory=list)
+    routines: list = field(default_factory=list)
+    hosts: dict = field(default_factory=dict)      # hostname -> ranks, in the order seen
+    finals: dict = field(default_factory=dict)     # rank -> its last logical clock
+    fin_end: dict = field(default_factory=dict)    # rank -> when its MPI_Finalize returned
+    nranks: int = 0
+    first_command: list = None
+    coverage: object = None
+
+    def fix(self, fix):
+        """An ordered call's place in the file (place_ordered)."""
+        rank_index, j, off, npieces, end = fix
+        ro = self.ranks[rank_index]
+        ro.offset[j], ro.pieces[j] = off, npieces
+        q = int(ro.path[j])
+        ro.extent[q] = max(ro.extent.get(q, -1), end)
+
+    def ops(self, path, name=None, command=None):
+        ranks = sorted(self.ranks, key=lambda r: r.rank)
+        source = {"kind": "trace", "path": str(path), "unavailable": [], "inferred": []}
+        partial = self.coverage.partial()
+        if partial:
+            source["partial"] = partial
+        from .trace import Trace
+        return Ops(None, name or Trace.program_name_of(self.first_command),
+                   command or list(self.first_command or []), self.nranks, self.hosts,
+                   max(self.fin_end.values(), default=None), source=source,
+                   final_lclock=self.finals, ranks=ranks, paths=self.paths, routines=self.routines)
+
+
+def read_ranks(rank_traces):
+    """Each rank trace in turn to its RankOps (RanksRead); ordered-pointer
+    calls are left for place_ordered, which needs every rank's."""
     from .coverage import Coverage
     from .linking import link_rank, resolve_rank
     from .reread import reread_mask
     from .tracefile import F_ERROR, buffer_offsets
-    from .views import contiguous, map_through_view
-    routines, rindex, paths, pindex = [], {}, [], {}
-    ranks, ordered, hosts, finals = [], [], {}, {}
-    run_time, nranks, first_command = None, 0, None
+    out = RanksRead(coverage=Coverage())
+    routines, paths, ranks, ordered = out.routines, out.paths, out.ranks, out.ordered
+    rindex, pindex = {}, {}
     fin_name = "MPI_Finalize"
-    coverage = Coverage()
-    for r in trace.scan():
-        coverage.add(r)
+    for r in rank_traces:
+        out.coverage.add(r)
         if any(nm not in rindex for nm in r.routines) or not ranks:
             for nm in r.routines:
                 rindex.setdefault(nm, len(routines))
@@ -340,7 +384,7 @@ def ops_from_trace(trace, name=None, command=None):
             buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None,
             synced=_synced(l, sel, path_of_open, rindex, is_write[rid]), solo=solo_of_open[oid],
             lower=_lower(l, path_of_open, is_lower, is_lower_write))
-        # ordered calls: their start depends on the lower ranks' bytes (fixed below)
+        # ordered calls: their start depends on the lower ranks' bytes (place_ordered)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):
             o = r.opens[oid[j]]
@@ -351,18 +395,25 @@ def ops_from_trace(trace, name=None, command=None):
             ordered.append(_Ordered(len(ranks), int(j), o["path"], o["comm_rank"], k,
                                     int(l.start[sel[j]]), int(l.nbytes[sel[j]]), view))
         ranks.append(ro)
-        hosts[r.hostname] = hosts.get(r.hostname, 0) + 1
-        finals[r.rank] = r.final_lclock
+        out.hosts[r.hostname] = out.hosts.get(r.hostname, 0) + 1
+        out.finals[r.rank] = r.final_lclock
         fin = rindex.get(fin_name)
         if fin is not None:
             t = r.t_end[l.routine == fin]
             if len(t):
-                run_time = max(run_time or 0.0, float(t.max()))
-        nranks = max(nranks, r.nranks)
-        if not first_command:        # the lowest rank's that has one (a killed rank 0 may not)
-            first_command = r.command
-    # ordered calls: rank r's data follows that of the lower ranks in the same call,
-    # from the lowest pointer its ranks saw (linking.apply_ordered says why)
+                out.fin_end[r.rank] = float(t.max())
+        out.nranks = max(out.nranks, r.nranks)
+        if not out.first_command:    # the first rank's that has one (a killed rank 0 may not)
+            out.first_command = r.command
+    return out
+
+
+def place_ordered(ordered):
+    """Where the ordered-pointer calls (_Ordered, of every rank) fall: rank r's
+    data follows that of the lower ranks in the same call, from the lowest
+    pointer its ranks saw (linking.apply_ordered says why).  Yields
+    (the _Ordered, its offset, pieces, end)."""
+    from .views import contiguous, map_through_view
     groups = {}
     for o in ordered:
         groups.setdefault((o.path, o.k), []).append(o)
@@ -373,7 +424,6 @@ def ops_from_trace(trace, name=None, command=None):
         for o in sorted(members, key=lambda o: o.comm_rank):
             start = before
             before += o.nbytes
-            ro = ranks[o.rank_index]
             if o.view is None or contiguous(o.view[1], o.view[2]):
                 disp = o.view[0] if o.view else 0
                 off, end, npieces = disp + start, disp + start + o.nbytes, 1
@@ -385,15 +435,4 @@ def ops_from_trace(trace, name=None, command=None):
                     _, at, _ = map_through_view([start], [1], *o.view)
                     off = end = int(at[0]) if len(at) else o.view[0] + start
                     npieces = 1
-            ro.offset[o.op_index], ro.pieces[o.op_index] = off, npieces
-            q = int(ro.path[o.op_index])
-            ro.extent[q] = max(ro.extent.get(q, -1), end)
-    ranks.sort(key=lambda r: r.rank)
-    source = {"kind": "trace", "path": str(trace.path), "unavailable": [], "inferred": []}
-    partial = coverage.partial()
-    if partial:
-        source["partial"] = partial
-    return Ops(None, name or trace.program_name_of(first_command),
-               command or list(first_command or []), nranks, hosts, run_time,
-               source=source,
-               final_lclock=finals, ranks=ranks, paths=paths, routines=routines)
+            yield o, off, npieces, end

@@ -404,70 +404,115 @@ def modes(b):
 
 # --------------------------------------------------------------- the model
 
-def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False):
+def _prepare(r, of_path, clock):
+    """A rank's operations' file groups, joinable pairs and gaps."""
+    g = of_path[r.path]
+    return g, _joinable(r, g), _gaps(r, clock)
+
+
+def rank_gap_values(r, of_path, clock):
+    """Pass 1 on one rank: its library metadata (metadata_ops' mask, or None)
+    and the distinct gaps of its joinable pairs, for the threshold."""
+    meta = metadata_ops(r, of_path[r.path]) if clock else None
+    values = set()
+    for part, _, _ in _parts(r, meta):
+        _, j, gap = _prepare(part, of_path, clock)
+        values.update(np.unique(gap[j]).tolist())
+    return meta, values
+
+
+def _cuts(r, meta, of_path, clock, threshold, vote=None):
+    """A rank's parts (_parts) with their file groups, gaps, and which
+    operations continue the burst before them."""
+    for part, is_meta, idx in _parts(r, meta):
+        g, j, gap = _prepare(part, of_path, clock)
+        split = vote if vote is not None else gap > threshold
+        yield part, is_meta, idx, g, gap, j & ~split
+
+
+def rank_burst_count(r, meta, of_path, clock, threshold, vote=None):
+    """How many bursts rank_reduce makes of the rank (without making them)."""
+    return sum(int(np.count_nonzero(~same)) for *_, same in _cuts(r, meta, of_path, clock, threshold,
+                                                                   vote))
+
+
+def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None):
+    """Pass 2 on one rank: its bursts (BURST_FIELDS, in call order), their
+    request sizes and nested strides by burst index, its collective calls
+    (_collective_calls) and its time inside its data calls."""
+    cut, calls = [], None
+    for part, is_meta, idx, g, gap, same in _cuts(r, meta, of_path, clock, threshold, vote):
+        b, m, nst = rank_bursts(part, g, same, gap, clock, nroutines, is_meta)
+        calls = _merge_calls(calls, _collective_calls(part, b, nroutines))
+        first = np.flatnonzero(~same)
+        cut.append((b, m, nst, idx[first] if idx is not None else first))
+    b, m, nst = _in_rank_order(cut)
+    return b, m, nst, calls, float(np.maximum(r.t_end - r.t_start, 0.0).sum())
+
+
+def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=None):
     """The I/O model (a dict in the docs/model-format.md format) of an Ops.
     With consume, each rank's operations are dropped once reduced to bursts
-    (the Ops is spent), which halves the memory a large trace needs."""
+    (the Ops is spent), which halves the memory a large trace needs.  With
+    `workers` (analyzer/parallel.py), the ranks' operations are in the
+    workers and `ops` holds only what they told of them: the per-rank passes
+    run there, in parallel."""
     of_path, groups = file_groups(ops)
     features = ops.features()
     extent, nprocs = _file_stats(ops, of_path, len(groups))
     clock = len(ops) > 0 and ops.has_clock
     of_path = of_path.astype(np.int32)
-
-    def prepare(r):
-        g = of_path[r.path]
-        return g, _joinable(r, g), _gaps(r, clock)
+    nroutines = len(ops.routines)
 
     # pass 1: the distinct gaps of joinable pairs, for the threshold; library
     # metadata apart, from a trace (its logical clock says what came between)
-    values, meta_of = set(), {}
-    for i, r in enumerate(ops.ranks):
-        meta = metadata_ops(r, of_path[r.path]) if clock else None
-        if meta is not None:
-            meta_of[i] = meta
-        for part, _, _ in _parts(r, meta):
-            _, j, gap = prepare(part)
-            values.update(np.unique(gap[j]).tolist())
+    meta_of = {}
+    if workers is not None:
+        values = workers.gap_values(of_path, clock)
+    else:
+        values = set()
+        for i, r in enumerate(ops.ranks):
+            meta, v = rank_gap_values(r, of_path, clock)
+            if meta is not None:
+                meta_of[i] = meta
+            values |= v
     threshold, rule = choose_threshold(np.array(sorted(values)), clock, max_comm_gap, max_idle_s)
     votes = None
     if not clock and ops.ranks:   # idle time: the processes vote (small inputs: Darshan logs)
-        prep = [prepare(r) for r in ops.ranks]
+        prep = [_prepare(r, of_path, clock) for r in ops.ranks]
         votes = consensus(ops, [x[0] for x in prep], [x[1] for x in prep],
                           [x[2] > threshold for x in prep])
         del prep
     lower = _lower_layer(ops, of_path)
-    # pass 2: bursts, a rank at a time, into arrays sized for the worst case
-    # (one burst an operation): pages never written are never resident
-    total = len(ops)
-    bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
-    mixed, nested, base, calls = {}, {}, 0, None
-    in_calls = []                # per rank: its time inside its data calls
-    for i in range(len(ops.ranks)):
-        r = ops.ranks[i]
-        if len(r):
-            in_calls.append(float(np.maximum(r.t_end - r.t_start, 0.0).sum()))
-            cut = []
-            for part, meta, idx in _parts(r, meta_of.pop(i, None)):
-                g, j, gap = prepare(part)
-                split = votes[i] if votes is not None else gap > threshold
-                same = j & ~split
-                b, m, nst = rank_bursts(part, g, same, gap, clock, len(ops.routines), meta)
-                calls = _merge_calls(calls, _collective_calls(part, b, len(ops.routines)))
-                first = np.flatnonzero(~same)
-                cut.append((b, m, nst, idx[first] if idx is not None else first))
-            b, m, nst = _in_rank_order(cut)
-            n = len(b["rank"])
-            for f in BURST_FIELDS:
-                bursts[f][base:base + n] = b[f]
-            mixed.update({base + k: v for k, v in m.items()})
-            nested.update({base + k: v for k, v in nst.items()})
-            base += n
+    if workers is not None:
+        bursts, mixed, nested, calls, in_calls = workers.bursts(threshold)
+        base = len(bursts["rank"])
+    else:
+        # pass 2: bursts, a rank at a time, into arrays sized for the worst case
+        # (one burst an operation): pages never written are never resident
+        total = len(ops)
+        bursts = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
+        mixed, nested, base, calls = {}, {}, 0, None
+        in_calls = []                # per rank: its time inside its data calls
+        for i in range(len(ops.ranks)):
+            r = ops.ranks[i]
+            if len(r):
+                b, m, nst, c, busy = rank_reduce(r, meta_of.pop(i, None), of_path, clock, threshold,
+                                                 nroutines, votes[i] if votes is not None else None)
+                in_calls.append(busy)
+                calls = _merge_calls(calls, c)
+                n = len(b["rank"])
+                for f in BURST_FIELDS:
+                    bursts[f][base:base + n] = b[f]
+                mixed.update({base + k: v for k, v in m.items()})
+                nested.update({base + k: v for k, v in nst.items()})
+                base += n
+            if consume:
+                ops.ranks[i] = None
+                if i % 256 == 255:
+                    _release_freed_memory()
         if consume:
-            ops.ranks[i] = None
-            if i % 256 == 255:
-                _release_freed_memory()
-    if consume:
-        _release_freed_memory()
+            _release_freed_memory()
     bursts = {f: a[:base] for f, a in bursts.items()}
     if clock:
         align_by_clock(bursts, len(ops.routines))

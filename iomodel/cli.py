@@ -6,6 +6,17 @@ import sys
 from pathlib import Path
 
 
+def _positive(text):
+    """An argparse type: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
+
+
 def fail(msg, code=2):
     print(f"iomodel: error: {msg}", file=sys.stderr)
     return code
@@ -142,7 +153,8 @@ def cmd_analyze(args):
     from iomodel.models.report import text
     from iomodel.models import ModelError
     try:
-        model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle)
+        model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle,
+                        jobs=args.jobs)
     except ModelError as e:      # what the input holds cannot be a model: damage the checks missed
         return fail(f"{args.input}: the model of what it holds is not valid ({e}): is it damaged?")
     for line in model["source"].get("unavailable", []):
@@ -517,6 +529,9 @@ def build_parser():
                    help="same burst when at most N communication calls apart (default: from the data)")
     a.add_argument("--max-idle", type=float, metavar="S",
                    help="Darshan logs: same burst when at most S seconds idle (default: from the data)")
+    a.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                   help="read and reduce the ranks in N processes (default: one per core this "
+                   "process may use, for traces of 4 MiB or more; 1: in this process)")
     a.add_argument("-q", "--quiet", action="store_true", help="do not print the model")
     a.set_defaults(func=cmd_analyze)
 
