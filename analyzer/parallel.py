@@ -49,12 +49,19 @@ def source_bytes(src):
 
 
 def split_sources(sources, parts):
-    """Contiguous blocks of `sources`, as equal in bytes as whole ranks allow."""
-    sizes = np.array([source_bytes(s) for s in sources], np.float64)
-    cum = np.cumsum(sizes)
-    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts, side="left") + 1
-    bounds = [0, *sorted(set(int(min(c, len(sources))) for c in cuts)), len(sources)]
-    return [sources[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    """`parts` contiguous, non-empty blocks of `sources` (at most one a
+    source), each ending where the bytes so far come nearest to its share."""
+    cum = np.cumsum([source_bytes(s) for s in sources], dtype=np.float64)
+    parts = min(parts, len(sources))
+    bounds = [0]
+    for i in range(1, parts):
+        target = cum[-1] * i / parts
+        c = int(np.searchsorted(cum, target)) + 1          # the first block end reaching it
+        if c > 1 and target - cum[c - 2] < cum[c - 1] - target:
+            c -= 1                                         # the one before is nearer
+        bounds.append(min(max(c, bounds[-1] + 1), len(sources) - (parts - i)))
+    bounds.append(len(sources))
+    return [sources[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 @dataclass
@@ -147,8 +154,11 @@ def _serve(conn, sources, fd):
                 calls = _merge_calls(calls, c)
                 busy.append((r.rank, t))
         conn.send(("bursts", mixed, nested, calls, busy))
-    except BaseException:   # noqa: B036 - anything: the analyzer goes serial and says why
-        conn.send(("error", traceback.format_exc()))
+    except BaseException:   # noqa: B036 - anything: the analyzer goes serial
+        try:
+            conn.send(("error", traceback.format_exc()))
+        except OSError:     # the analyzer is gone
+            pass
     finally:
         conn.close()
 

@@ -1,0 +1,118 @@
+"""`analyze` on every core (analyzer/parallel.py): the ranks read and reduced
+to bursts in worker processes give the model the serial analysis gives, for
+every kind of trace the per-rank stages handle differently: job file and rank
+files, ordered-pointer calls placed across workers, the layer under MPI-IO,
+an I/O library's metadata between its data; and damage is reported as the
+serial analysis reports it."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import IOMODEL, RANK_FILES, mpirun
+from iomodel.analyzer import Trace, TraceError, analyze
+from iomodel.analyzer.parallel import RankWorkers, split_sources
+from iomodel.analyzer.phases import build_model
+
+
+def in_workers(trace_dir, jobs):
+    """The model built by `jobs` workers, never falling back to the serial path
+    (a worker's failure raises WorkerFailed here)."""
+    trace = Trace(trace_dir, lazy=True)
+    workers = RankWorkers(trace.rank_files, jobs)
+    try:
+        return build_model(workers.read(trace.path), workers=workers)
+    finally:
+        workers.close()
+
+
+def test_job_file_and_layer_under_mpi_io(traced):
+    """btio_like 16^3 points of 40 B, 3 steps, 4 ranks in one job file, with
+    IOMODEL_UNDER_MPI=1 (the aggregator's own writes): 2, 3 and 4 workers
+    give the serial model, whose phases are three collective writes of
+    4 * 40960 B, rank 0 the aggregator writing them, and the read-back."""
+    run = traced("btio_like", 4, 16, 16, 16, 3, env={"IOMODEL_UNDER_MPI": "1"}, posix=True)
+    assert (run.trace_dir / "job.iot").exists()
+    serial = analyze(run.trace_dir, jobs=1)
+    got = [(p["operation"], p["np"], p["weight"], p["aggregators"]["ranks"]) for p in serial["phases"]]
+    assert got == [("write", 4, 163840, "0")] * 3 + [("read", 4, 491520, "0")]
+    for jobs in (2, 3, 4):
+        assert in_workers(run.trace_dir, jobs) == serial
+
+
+def test_ordered_calls_placed_across_workers(traced):
+    """ordered_view on 3 rank files, one worker each: rank r's
+    MPI_File_write_ordered follows the lower ranks' data, which only the
+    analyzer sees whole.  Rank 0 covers file bytes 0-27 in 4 pieces, rank 2
+    32-59: the file's extent is 60, as the serial model says."""
+    run = traced("ordered_view", 3, env=RANK_FILES)
+    assert sorted(p.name for p in run.trace_dir.iterdir()) == [
+        "rank-000000.iot", "rank-000001.iot", "rank-000002.iot"]
+    serial = analyze(run.trace_dir, jobs=1)
+    assert [(f["name"].rsplit("/", 1)[-1], f["extent"]) for f in serial["files"]] == [("ordered.dat", 60)]
+    assert in_workers(run.trace_dir, 3) == serial
+    assert in_workers(run.trace_dir, 2) == serial
+
+
+def test_library_metadata_between_datasets(library_build_dir, tmp_path):
+    """h5_steps "reopen", 4 ranks, 256^2 doubles, 5 dumps: HDF5's 512-byte
+    object-header reads between the collective reads are a phase of their
+    own (metadata_ops, decided per rank in the workers), the five reads one
+    phase of rep 5: the same model from 2 workers as from the serial path."""
+    data, trace = tmp_path / "data", tmp_path / "trace"
+    data.mkdir()
+    p = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--",
+                                  *mpirun(4, library_build_dir / "h5_steps", data, 256, 5, "reopen")],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "IOMODEL_POSIX": "0"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    serial = analyze(trace, jobs=1)
+    reads = [p for p in serial["phases"] if p["routine"] == "MPI_File_read_at_all"]
+    assert [(p["np"], p["rs"], p["rep"]) for p in reads] == [(4, 131072, 5)]
+    assert any(p.get("metadata") for p in serial["phases"])
+    assert in_workers(trace, 2) == serial
+
+
+def test_damage_is_reported_as_the_serial_analysis_does(traced):
+    """A job file cut in rank 2's image: analyze with 2 workers raises the
+    serial analysis's error, naming the file, the rank and the byte."""
+    run = traced("btio_like", 4, 8, 8, 8, 2)
+    job = run.trace_dir / "job.iot"
+    images = Trace(run.trace_dir, lazy=True).rank_files
+    with open(job, "r+b") as f:
+        f.truncate(images[2].offset + images[2].size // 2)
+    with pytest.raises(TraceError) as serial:
+        analyze(run.trace_dir, jobs=1)
+    with pytest.raises(TraceError) as parallel:
+        analyze(run.trace_dir, jobs=2)
+    assert str(parallel.value) == str(serial.value)
+    assert f"job.iot (rank 2, from byte {images[2].offset})" in str(serial.value)
+
+
+def test_the_command_line_option(traced, tmp_path):
+    """iomodel analyze -j 2 writes the model -j 1 writes; -j 0 is refused."""
+    run = traced("btio_like", 4, 8, 8, 8, 2)
+    out = {}
+    for j in ("1", "2"):
+        out[j] = tmp_path / f"m{j}.json"
+        p = subprocess.run(IOMODEL + ["analyze", "-q", "-j", j, str(run.trace_dir), "-o", str(out[j])],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    assert json.loads(out["1"].read_text()) == json.loads(out["2"].read_text())
+    p = subprocess.run(IOMODEL + ["analyze", "-j", "0", str(run.trace_dir)], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "argument -j/--jobs: '0' is not a whole number of at least 1" in p.stderr
+
+
+def test_ranks_split_by_bytes(tmp_path):
+    """Five rank files of 100, 100, 100, 100 and 400 bytes in two blocks: the
+    first four (400 bytes) and the last (400); in three: the first three (300:
+    nearer the share of 266.7 than 200), the fourth, the last; in seven: one each."""
+    files = []
+    for r, size in enumerate([100, 100, 100, 100, 400]):
+        f = tmp_path / f"rank-{r:06d}.iot"
+        f.write_bytes(b"\0" * size)
+        files.append(f)
+    assert split_sources(files, 2) == [files[:4], files[4:]]
+    assert split_sources(files, 3) == [files[:3], files[3:4], files[4:]]
+    assert split_sources(files, 7) == [[f] for f in files]
