@@ -9,7 +9,8 @@ start included, in alternating pairs: `taskset -c 0 iomodel analyze -j 1` and
 `iomodel analyze -j 2` (the ranks read and reduced in two worker processes,
 analyzer/parallel.py).  Memory is the peak of the process tree's summed
 proportional set size (Pss: pages the workers share with the analyzer counted
-once), sampled every 20 ms.  The two models are compared whole.  The spread
+once), sampled every 100 ms (a sampler that reads /proc more often takes a
+share of a core from the 2-core runs).  The two models are compared whole.  The spread
 of the 1-core runs among themselves is given beside the ratio: a ratio inside
 it says nothing.
 
@@ -68,7 +69,7 @@ def timed(cmd):
     def sample():
         while not done.is_set():
             peak[0] = max(peak[0], tree_pss_kib(proc.pid))
-            done.wait(0.02)
+            done.wait(0.1)
     th = threading.Thread(target=sample)
     th.start()
     _, err = proc.communicate()
@@ -136,9 +137,18 @@ def table(res):
     return "\n".join(out)
 
 
+def summary(res):
+    """The README's line: each trace's speedup and whether the models agree."""
+    parts = [f"{r['ranks']:,} ranks ({r['trace'].split(' (')[0]}, {r['events']:,} events) "
+             f"x{r['speedup_median']} ({r['wall_1core_s']} s to {r['wall_2cores_s']} s)" for r in res["rows"]]
+    same = all(r["same_model"] for r in res["rows"])
+    return (f"On 2 cores (`analyze -j 2`, [bench/analyze_cores.py](docs/performance.md)): " + "; ".join(parts) +
+            f"; the same model as on one: {'yes' if same else 'NO'} ({res['date']}).")
+
+
 def publish(res):
     put_block("analyze-cores", table(res), "docs/performance.md")
-    put_block("analyze-cores", table(res), "README.md")
+    put_block("analyze-cores", summary(res), "README.md")
 
 
 def main():
