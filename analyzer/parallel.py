@@ -36,7 +36,10 @@ class WorkerFailed(Exception):
 
 
 def cores():
-    """The cores this process may run on (taskset, cgroups' cpusets)."""
+    """The cores this process may run on (taskset, cgroups' cpusets); 1 where
+    the workers cannot share memory with the analyzer (no memfd: not Linux)."""
+    if not hasattr(os, "memfd_create"):
+        return 1
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
