@@ -1,5 +1,4 @@
 """iomodel.analyzer: from a trace directory (or a Darshan log) to Arrow tables and to the I/O model."""
-import os
 from pathlib import Path
 
 from .trace import Trace, TraceError, open_trace
@@ -26,9 +25,7 @@ def analyze(path, max_comm_gap=None, max_idle_s=None, jobs=None):
     if path.is_dir() and jobs != 1:
         from . import parallel
         trace = Trace(path, lazy=True)
-        if jobs is None:
-            jobs = parallel.cores() if trace.trace_bytes >= parallel.MIN_PARALLEL_BYTES else 1
-        jobs = min(jobs, len(trace.rank_files), jobs if hasattr(os, "memfd_create") else 1)
+        jobs = parallel.workers_for(trace, jobs)
         if jobs > 1:
             workers = parallel.RankWorkers(trace.rank_files, jobs)
             try:

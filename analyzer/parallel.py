@@ -36,14 +36,22 @@ class WorkerFailed(Exception):
 
 
 def cores():
-    """The cores this process may run on (taskset, cgroups' cpusets); 1 where
-    the workers cannot share memory with the analyzer (no memfd: not Linux)."""
-    if not hasattr(os, "memfd_create"):
-        return 1
+    """The cores this process may run on (taskset, cgroups' cpusets)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def workers_for(trace, jobs):
+    """How many workers analyse `trace`: `jobs`, or (None) one per core for a
+    trace of MIN_PARALLEL_BYTES or more; at most one a rank, and none where
+    they cannot share memory with the analyzer (no memfd: not Linux)."""
+    if not hasattr(os, "memfd_create"):
+        return 1
+    if jobs is None:
+        jobs = cores() if trace.trace_bytes >= MIN_PARALLEL_BYTES else 1
+    return min(jobs, len(trace.rank_files))
 
 
 def source_bytes(src):
@@ -234,7 +242,7 @@ class RankWorkers:
     def read(self, path, name=None, command=None):
         """Stage 1: every worker reads its ranks; the job's Ops of RankFacts."""
         got = [self._recv(c, "read") for c in self.conns]
-        paths, pindex, routines, rindex = [], {}, [], {}
+        pindex, rindex = {}, {}
         hosts, finals, fin_end, ref = {}, {}, {}, {}
         nranks, first_command, coverage, seen = 0, None, None, set()
         ordered, facts, self.rank_base, self.maps = [], [], [], []
