@@ -197,6 +197,59 @@ def _load(path, phases=False):
     return model
 
 
+def _input_sizes(args, models):
+    """Each input model's problem size: --sizes, or its command line's --size-arg-th argument."""
+    if args.sizes:
+        try:
+            sizes = [float(x) for x in args.sizes.split(",")]
+        except ValueError:
+            sizes = [0]
+        if min(sizes) <= 0:
+            raise ValueError(f"--sizes {args.sizes}: give one positive number per model, comma-separated")
+        return sizes
+    if args.size_arg is None:
+        return None
+    sizes = []
+    for path, m in models:
+        cmd = m["application"]["command"]
+        arg = cmd[args.size_arg] if args.size_arg < len(cmd) else None
+        try:
+            sizes.append(float(arg))
+        except (TypeError, ValueError):
+            raise ValueError(f"{path}: argument {args.size_arg} of its command line "
+                             f"({' '.join(cmd) or 'not recorded'}) is {'not there' if arg is None else repr(arg)}, "
+                             "not a number") from None
+        if sizes[-1] <= 0:
+            raise ValueError(f"{path}: argument {args.size_arg} of its command line is {arg}, not a positive size")
+    return sizes
+
+
+def cmd_extrapolate(args):
+    from iomodel.models import save_model
+    from iomodel.models.extrapolate import extrapolate
+    from iomodel.models.report import text
+    models = [(p, _load(p, phases=True)) for p in args.models]
+    sizes = _input_sizes(args, models)
+    if args.size is not None and args.size <= 0:
+        return fail(f"--size {args.size}: give a positive size")
+    model = extrapolate(models, args.np, size=args.size, sizes=sizes)
+    ext = model["source"]["extrapolated"]
+    for line in ext["approximate"]:
+        print(f"iomodel: note: approximate: {line}", file=sys.stderr)
+    for line in ext["assumed"]:
+        print(f"iomodel: note: assumed: {line}", file=sys.stderr)
+    save_model(model, args.output, check=False)   # extrapolate validated it
+    if not args.quiet:
+        print(text(model))
+        print("\nlaws (value at the target):")
+        for law in ext["laws"]:
+            if law["kind"] != "constant" or args.all_laws:
+                print(f"  {law['field']:<34} {law['law']:<28} {law['value']}"
+                      + ("" if law["exact"] else f"   (best fit, off by up to {law['max_residual']:.1%})"))
+        print(f"\nmodel written to {args.output}")
+    return 0
+
+
 def cmd_show(args):
     from iomodel.models.report import summary, text
     model = _load(args.model)
@@ -534,6 +587,23 @@ def build_parser():
                    "process may use, for traces of 4 MiB or more; 1: in this process)")
     a.add_argument("-q", "--quiet", action="store_true", help="do not print the model")
     a.set_defaults(func=cmd_analyze)
+
+    x = sub.add_parser("extrapolate", help="a model at a process count and size never run, from models at others",
+                       description="From models of one application at two or more process counts (and "
+                       "problem sizes), the model at --np (and --size): every number of every phase "
+                       "given the law it follows (docs/commands/extrapolate.md).")
+    x.add_argument("models", nargs="+", metavar="MODEL", help="model files of the same application")
+    x.add_argument("--np", type=_positive, required=True, metavar="N", help="the target's process count")
+    x.add_argument("--size", type=float, metavar="S",
+                   help="the target's problem size (e.g. 64 for a 64^3 grid); needs --sizes or --size-arg")
+    x.add_argument("--sizes", metavar="S1,S2,...", help="each input model's problem size, in order")
+    x.add_argument("--size-arg", type=int, metavar="K",
+                   help="read each input's size from argument K of its recorded command line (0: the program)")
+    x.add_argument("-o", "--output", default="model-extrapolated.json",
+                   help="model file (default: %(default)s)")
+    x.add_argument("--all-laws", action="store_true", help="list the constant laws too")
+    x.add_argument("-q", "--quiet", action="store_true", help="do not print the model")
+    x.set_defaults(func=cmd_extrapolate)
 
     s = sub.add_parser("show", help="print a model: phase table and metadata",
                        description="Print the phase table (as the paper's Table V) and the "

@@ -22,6 +22,23 @@ _NULL_OR = lambda s: {"anyOf": [s, {"type": "null"}]}  # noqa: E731
 _MODE = {"enum": ["strided", "sequential", "random", "unknown"]}
 _RANGES = {"type": "string", "pattern": "ranks"}
 
+# a model made by `iomodel extrapolate`: from which models, by which laws (models/extrapolate.py)
+_EXTRAPOLATED = {
+    "type": "object", "required": ["from", "np", "size", "laws", "approximate", "assumed"],
+    "properties": {
+        "from": {"type": "array", "items": {"type": "object", "required": ["path", "np", "size"],
+                                            "properties": {"path": _STR, "np": _NP, "size": _NUM}}},
+        "np": _NP, "size": _NULL_OR(_NUM), "nearest": _STR,
+        "laws": {"type": "array", "items": {
+            "type": "object", "required": ["field", "law", "kind", "exact", "value"],
+            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine"]},
+                           "c0": {"type": "number"}, "c1": {"type": "number"}, "a": _STR, "b": _STR,
+                           "exact": _BOOL, "max_residual": _NUM, "value": {"type": "number"}}}},
+        "approximate": {"type": "array", "items": _STR},
+        "assumed": {"type": "array", "items": _STR},
+    },
+}
+
 SCHEMA = {
     "type": "object",
     "required": ["format", "version", "application", "source", "analysis", "files", "phases",
@@ -53,11 +70,12 @@ SCHEMA = {
             "type": "object",
             "required": ["kind", "unavailable", "inferred"],
             "properties": {
-                "kind": {"enum": ["trace", "darshan", "paper"]},
+                "kind": {"enum": ["trace", "darshan", "paper", "extrapolated"]},
                 "path": _NULL_OR(_STR),
                 "unavailable": {"type": "array", "items": _STR},
                 "inferred": {"type": "array", "items": _STR},
                 "module": _STR,             # a Darshan log's: the module the operations came from
+                "extrapolated": _EXTRAPOLATED,
                 "partial": {"type": "object", "required": ["missing_ranks", "empty_ranks",
                                                            "stopped_ranks", "notes"],
                             "properties": {"missing_ranks": _NULL_OR(_RANGES),

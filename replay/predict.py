@@ -401,6 +401,20 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, fil
     return between[0], f"{note}; {between[1]}"
 
 
+def extrapolated_note(model, cluster, profile):
+    """An extrapolated model at more processes than the profile measured: its
+    phases there take the bandwidth of the largest measured np; say how to fix it."""
+    if model["source"]["kind"] != "extrapolated" or profile is None or not len(profile):
+        return None
+    top = max(profile.table.column("np").to_pylist())
+    want = max(p["np"] for p in model["phases"])
+    if want <= top:
+        return None
+    return (f"the model is extrapolated to np {model['application']['np']} and {_name(cluster)}'s profile "
+            f"measured np up to {top}: its phases of more processes take the bandwidth measured at np "
+            f"{top}; `iomodel characterize` on {_name(cluster)} at np {want} measures theirs")
+
+
 def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
     """Time and cost of the model's I/O on `cluster` (see the module docstring).
 
@@ -464,6 +478,9 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
     for op in fb:
         notes.append(f"no {op} bandwidth measured: {op} phases use the "
                      f"{'write' if op == 'read' else 'read'} bandwidth")
+    beyond = extrapolated_note(model, cluster, profile)
+    if beyond:
+        notes.append(beyond)
     placed = placement_note(model, cluster, bandwidths)
     if placed:
         notes.append(placed)

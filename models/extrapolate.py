@@ -1,0 +1,396 @@
+"""An application's model at a process count (and problem size) it was never
+run at, from models of it at two or more others (docs/commands/extrapolate.md).
+
+The inputs' phases are matched run by run (runs of identical phases, in the
+application's order), by operation, file, routine and collectivity; every
+number of a run is then given the law over np and size that its values follow
+(models/laws.py) and evaluated at the target.  What no law of the family fits,
+or what depends on how the processes split the grid rather than on np (a
+view's pieces, the processes' first offsets), is taken from the input nearest
+the target and said to be an assumption.
+"""
+import math
+import re
+from functools import reduce
+
+from .laws import fit
+from .schema import MAX_NP, ModelError, format_ranks, parse_ranks, validate
+
+
+class ExtrapolationError(ValueError):
+    """The inputs cannot give the model asked for: said with the file and the place."""
+
+
+# what a run must have alike in every input to be the same run
+_KEY = ("operation", "routine", "collective", "interface", "metadata", "own_open", "synced")
+# measured times: laws by best fit, never exact
+_TIMES = ("compute_s", "gap_s")
+
+
+def _law_record(field, f, value):
+    law = f.law
+    return {"field": field, "law": str(law), "kind": law.kind, "c0": law.c0, "c1": law.c1,
+            "a": str(law.a), "b": str(law.b), "exact": f.exact,
+            "max_residual": round(f.max_residual, 9), "value": value}
+
+
+class _Job:
+    """The inputs, the target, and what the extrapolation finds on the way."""
+
+    def __init__(self, inputs, np_, size, sizes):
+        self.paths = [str(p) for p, _ in inputs]
+        self.models = [m for _, m in inputs]
+        self.np = [m["application"]["np"] for m in self.models]
+        self.size = list(sizes) if sizes else [1] * len(self.models)
+        self.target = (np_, size if size is not None else self.size[0])
+        self.laws, self.approximate, self.assumed = [], [], []
+        # the input nearest the target, in log np then log size: the source of what no law gives
+        self.near = min(range(len(self.models)), key=lambda i: (
+            abs(math.log(self.np[i] / np_)), abs(math.log(self.size[i] / self.target[1])), -self.np[i]))
+
+    def law(self, field, values, integer=True, affine=True, mean=False, exact_only=False):
+        """The target's value of one number, or None (then the caller assumes)."""
+        f = fit(self.np, self.size, values, integer=integer, affine=affine, target=self.target,
+                best=not integer)
+        if f is None or (exact_only and not f.exact):
+            return None
+        v = f.law(*self.target)
+        if integer:
+            whole = math.floor(v + 1e-6) if mean else round(v)
+            if abs(v - round(v)) > 1e-6 and not mean:
+                self.approximate.append(f"{field}: the law {f.law} gives {v:.6g} at the target, "
+                                        f"not a whole number; rounded to {whole}")
+            v = int(whole)
+        else:
+            v = round(v, 9)
+        if not f.exact and integer:
+            self.approximate.append(f"{field}: no law of the family fits the inputs exactly; the best, "
+                                    f"{f.law}, is off by up to {f.max_residual:.1%}")
+        if f.ambiguous:
+            self.approximate.append(f"{field}: the inputs fit more than one law as simple as {f.law}; "
+                                    "a model at one more scale would tell them apart")
+        self.laws.append(_law_record(field, f, v))
+        return v
+
+    def assume(self, field, value, why):
+        self.assumed.append(f"{field}: {value!r} taken from {self.paths[self.near]} "
+                            f"(np {self.np[self.near]}), {why}")
+        return value
+
+    def notes(self, lines):
+        """Lines that differ only in their run, said once: 'runs 2, 4: offsets.piece: ...'."""
+        grouped = {}
+        for line in lines:
+            m = re.fullmatch(r"run (\d+)([.:] ?)(.*)", line, re.S)
+            key = (m.group(2), m.group(3)) if m else ("", line)
+            grouped.setdefault(key, []).append(m.group(1) if m else None)
+        out = []
+        for (sep, rest), runs in grouped.items():
+            runs = [r for r in runs if r]
+            head = "" if not runs else (f"run {runs[0]}" if len(runs) == 1 else f"runs {', '.join(runs)}")
+            out.append(f"{head}{': ' if head else ''}{rest}")
+        return out
+
+
+def _check_inputs(job):
+    if len(job.models) < 2:
+        raise ExtrapolationError("give at least two models of the application, at different process "
+                                 "counts or problem sizes")
+    for path, n in zip(job.paths, job.np):
+        if n == 1:
+            raise ExtrapolationError(
+                f"{path}: a run at np 1 cannot serve as a base: one process makes no communication "
+                "between its writes (they merge into other phases) and its files count as unique; "
+                "trace at np 2 or more")
+    scales = list(zip(job.np, job.size))
+    for i, s in enumerate(scales):
+        if s in scales[:i]:
+            raise ExtrapolationError(f"{job.paths[i]} and {job.paths[scales.index(s)]} are both at np "
+                                     f"{s[0]}" + (f", size {s[1]}" if len(set(job.size)) > 1 else "") +
+                                     ": give models at different scales")
+    if len(set(job.size)) == 1 and job.target[1] != job.size[0]:
+        raise ExtrapolationError(f"every input is at size {job.size[0]}: a law in the size needs models "
+                                 "at two sizes at least")
+    if len(set(job.np)) == 1 and job.target[0] != job.np[0]:
+        raise ExtrapolationError(f"every input is at np {job.np[0]}: a law in np needs models at two "
+                                 "process counts at least")
+
+
+def _runs(model):
+    return [model["phases"][a - 1:b] for a, b in model["runs"]]
+
+
+def _describe(run):
+    p = run[0]
+    ids = f"phase {p['id']}" if len(run) == 1 else f"phases {p['id']} to {run[-1]['id']}"
+    return f"{ids} ({p['operation']} of file {p['file']}, {p.get('routine') or 'routine unknown'}" + \
+        (", collective" if p.get("collective") else "") + ")"
+
+
+def _match(job):
+    """Each input's runs, checked to be the same sequence; ExtrapolationError says where not."""
+    runs = [_runs(m) for m in job.models]
+    files = [m["files"] for m in job.models]
+    for i in range(1, len(runs)):
+        for k in range(max(len(runs[0]), len(runs[i]))):
+            a = runs[0][k] if k < len(runs[0]) else None
+            b = runs[i][k] if k < len(runs[i]) else None
+            if a is None or b is None or _key(a) != _key(b):
+                say = lambda j, r: f"{job.paths[j]} has {_describe(r) if r else 'no more phases'}"  # noqa: E731
+                raise ExtrapolationError(
+                    f"the models differ in structure at run {k + 1} of identical phases: {say(0, a)}, "
+                    f"{say(i, b)}; only models with the same phases in the same order can be extrapolated")
+        if len(files[0]) != len(files[i]) or any(
+                (f["access_type"], f["role"]) != (g["access_type"], g["role"]) for f, g in zip(files[0], files[i])):
+            raise ExtrapolationError(f"the models differ in their files: {job.paths[0]} has "
+                                     f"{_files_text(files[0])}, {job.paths[i]} {_files_text(files[i])}")
+    return runs
+
+
+def _key(run):
+    return tuple(run[0].get(f) for f in _KEY) + (run[0]["file"],)
+
+
+def _files_text(files):
+    return "; ".join(f"file {f['id']} {f['name']} ({f['access_type']}, {f['role']})" for f in files) or "none"
+
+
+def _ranks(job, where, texts, nprocs):
+    """The target's ranks: 0 to np-1 where every input's are theirs, the same where they stay."""
+    if all(t == format_ranks(range(n)) for t, n in zip(texts, [len(parse_ranks(t)) for t in texts])):
+        return format_ranks(range(nprocs))
+    if len(set(texts)) == 1 and len(parse_ranks(texts[0])) == nprocs:
+        return texts[0]
+    return job.assume(f"{where}.ranks", format_ranks(range(nprocs)),
+                      "the first processes, since the inputs' ranks follow no rule the command knows")
+
+
+def _offsets(job, where, reps, firsts, steps):
+    """A phase's offsets; `firsts` and `steps` (between a run's phases) per input."""
+    near = reps[job.near]["offsets"]
+    offs = [p["offsets"] for p in reps]
+    out = {"first": None, "per_rank": None, "stride": None, "contiguous": near["contiguous"]}
+    if all(x is not None for x in firsts):
+        out["first"] = job.law(f"{where}.offsets.first", firsts)
+    for k in ("stride", "per_rank"):
+        vals = [o.get(k) for o in offs]
+        if all(v is not None for v in vals):
+            # per-rank distances come from how the processes split the grid: only a power law is trusted
+            v = job.law(f"{where}.offsets.{k}", vals, affine=k == "stride", exact_only=k == "per_rank")
+            out[k] = v if v is not None else job.assume(f"{where}.offsets.{k}", near[k], "no law fits it")
+        elif near.get(k) is not None:
+            out[k] = job.assume(f"{where}.offsets.{k}", near[k], "the other inputs have none")
+    if out["per_rank"] is None and "starts" in near:
+        job.assumed.append(f"{where}.offsets.starts: the processes' first offsets are left out: they "
+                           "depend on how the processes split the grid")
+    if "piece" in near:
+        vals = [o.get("piece") for o in offs]
+        v = job.law(f"{where}.offsets.piece", vals, affine=False, exact_only=True) if None not in vals else None
+        out["piece"] = v if v else job.assume(f"{where}.offsets.piece", near["piece"],
+                                              "a view's pieces depend on how the processes split the grid")
+    if "nested" in near:
+        job.assumed.append(f"{where}.offsets.nested: left out (its counts depend on the split)")
+    return out, (job.law(f"{where}.step", steps) if None not in steps else None)
+
+
+def _sizes(job, where, reps, nprocs, rep):
+    """iop, request_sizes, rs (and rs_groups when the processes cannot move the same)."""
+    iop = job.law(f"{where}.iop", [p["iop"] for p in reps])
+    weight = job.law(f"{where}.weight", [p["weight"] for p in reps])
+    same_iop = len({p["iop"] for p in reps}) == 1
+    if same_iop:
+        sizes = [job.law(f"{where}.request_sizes[{k}]", [p["request_sizes"][k] for p in reps], mean=True)
+                 for k in range(iop)]
+    else:
+        per_op = [job.law(f"{where}.request_size", [p["rs"] // p["iop"] for p in reps], mean=True)] * iop
+        sizes = per_op
+    out = {"iop": iop, "request_sizes": sizes, "rs": sum(sizes)}
+    total = nprocs * rep
+    if weight != total * out["rs"]:
+        # the processes cannot all move the same: as a block division with remainders in the
+        # unit all the inputs' requests are made of (the etype, a grid cell)
+        unit = reduce(math.gcd, [s for p in reps for s in p["request_sizes"]] +
+                      [g["rs"] for p in reps for g in p.get("rs_groups", [])])
+        units = weight // (unit * rep)
+        q, r = divmod(units, nprocs)
+        if weight % (unit * rep) or q == 0:
+            raise ExtrapolationError(f"{where}: {weight} B over {nprocs} processes and {rep} repetitions "
+                                     "cannot be divided in the inputs' unit of {unit} B")
+        out["rs"] = weight // total
+        out["rs_min"], out["rs_max"] = q * unit, (q + (r > 0)) * unit
+        out["rs_groups"] = [g for g in ({"ranks": format_ranks(range(r)), "rs": (q + 1) * unit,
+                                         "request_sizes": [(q + 1) * unit]},
+                                        {"ranks": format_ranks(range(r, nprocs)), "rs": q * unit,
+                                         "request_sizes": [q * unit]}) if g["ranks"]]
+        out["iop"], out["request_sizes"] = 1, [out["rs"]]
+        job.approximate.append(
+            f"{where}: {weight} B do not divide evenly over {nprocs} processes; split as a block "
+            f"division with remainders in units of {unit} B ({r} of them move one unit more), as a 1-D "
+            "decomposition would: the application's own split may differ")
+    else:
+        out["rs_min"] = out["rs_max"] = out["rs"]
+    return out, weight
+
+
+def _phase(job, where, reps, rep_id, firsts, steps):
+    """One phase of the target from the inputs' phases of the same place."""
+    near = reps[job.near]
+    nprocs = job.law(f"{where}.np", [p["np"] for p in reps])
+    if not 1 <= nprocs <= job.target[0]:
+        raise ExtrapolationError(f"{where}: the law of its processes gives {nprocs} at np {job.target[0]}")
+    rep = max(1, job.law(f"{where}.rep", [p["rep"] for p in reps]))
+    offsets, step = _offsets(job, where, reps, firsts, steps)
+    p = {"id": rep_id, "file": near["file"], "operation": near["operation"]}
+    for k in ("routine", "interface", "collective", "metadata", "own_open", "synced"):
+        if k in near:
+            p[k] = near[k]
+    sizes, weight = _sizes(job, where, reps, nprocs, rep)
+    p.update(np=nprocs, ranks=_ranks(job, where, [q["ranks"] for q in reps], nprocs))
+    p.update(sizes)
+    modes = {q["access_mode"] for q in reps}
+    p.update(rep=rep, weight=weight, access_mode=near["access_mode"], offsets=offsets)
+    if len(modes) > 1:
+        job.assume(f"{where}.access_mode", near["access_mode"],
+                   f"the inputs' differ ({', '.join(sorted(modes))}) with the split of the grid")
+    for k in ("reread_bytes",):
+        if all(k in q for q in reps):
+            p[k] = min(weight, job.law(f"{where}.{k}", [q[k] for q in reps]))
+    if "buffer_offset" in near and len({q.get("buffer_offset") for q in reps}) == 1:
+        p["buffer_offset"] = near["buffer_offset"]
+    lt = [q.get("logical_time") or {} for q in reps]
+    if all(t.get("first") is not None and t.get("comm_between") is not None for t in lt):
+        p["logical_time"] = {"first": job.law(f"{where}.logical_time.first", [t["first"] for t in lt]),
+                             "comm_between": job.law(f"{where}.logical_time.comm_between",
+                                                     [t["comm_between"] for t in lt])}
+    for k in _TIMES:
+        vals = [q.get(k) for q in reps]
+        if all(isinstance(v, (int, float)) for v in vals):
+            v = job.law(f"{where}.{k}", vals, integer=False, affine=False)
+            if v is not None:
+                p[k] = max(0.0, v) if k == "compute_s" else v
+    if all(q.get("gap_comm") is not None for q in reps):
+        p["gap_comm"] = job.law(f"{where}.gap_comm", [q["gap_comm"] for q in reps])
+    return p, step
+
+
+def _file_at(job, runs, k, j):
+    """The file of a run's j-th phase (S3D-IO's run of checkpoints goes over five files):
+    where every input that has a j-th phase agrees, else the nearest input's (its last)."""
+    at = {r[k][j]["file"] for r in runs if j < len(r[k])}
+    near = runs[job.near][k]
+    if len(at) == 1:
+        return at.pop()
+    if j >= len(near) and len({p["file"] for p in near}) > 1:
+        job.assumed.append(f"run {k + 1}: its phase {j + 1} goes to the file of the nearest input's last")
+    return near[min(j, len(near) - 1)]["file"]
+
+
+def _order(phases):
+    """Edges between each process's consecutive phases (ids are in every process's order)."""
+    last = {}
+    edges = set()
+    spans = [[tuple(map(int, x.split("-"))) if "-" in x else (int(x), int(x)) for x in p["ranks"].split(",")]
+             for p in phases]
+    bounds = sorted({b for s in spans for lo, hi in s for b in (lo, hi + 1)})
+    for p, s in zip(phases, spans):      # ranks in intervals between bounds behave alike
+        for lo, hi in s:
+            i = bounds.index(lo)
+            while i + 1 < len(bounds) and bounds[i] <= hi:
+                seg = bounds[i]
+                if seg in last:
+                    edges.add((last[seg], p["id"]))
+                last[seg] = p["id"]
+                i += 1
+    return sorted([list(e) for e in edges])
+
+
+def _files(job, phases):
+    out = []
+    for fid, near in enumerate(job.models[job.near]["files"]):
+        mine = [p for p in phases if p["file"] == fid]
+        fs = [m["files"][fid] for m in job.models]
+        nprocs = job.law(f"files[{fid}].np", [f["np"] for f in fs])
+        f = {"id": fid, "name": near["name"], "paths": near["paths"], "access_type": near["access_type"],
+             "np": min(nprocs, job.target[0]), "access_mode": near["access_mode"], "role": near["role"]}
+        if near["access_type"] == "unique" and re.search(r"\{rank(\+1)?\}", near["name"]):
+            plus = 1 if "{rank+1}" in near["name"] else 0
+            f["paths"] = [re.sub(r"\{rank(\+1)?\}", str(r + plus), near["name"]) for r in range(f["np"])]
+        elif near["access_type"] == "unique":
+            job.assumed.append(f"files[{fid}].paths: the nearest input's ({len(near['paths'])}); the "
+                               "names hold no rank to make the others' from")
+        f["iof_size"] = sum(p["weight"] for p in mine if p["operation"] == "write")
+        f["inf_size"] = sum(p["weight"] for p in mine if p["operation"] == "read")
+        f["size"] = f["iof_size"] if f["role"] != "input" else f["inf_size"]
+        if all(x.get("extent") is not None for x in fs):
+            f["extent"] = job.law(f"files[{fid}].extent", [x["extent"] for x in fs])
+        out.append(f)
+    return out
+
+
+def extrapolate(inputs, np_, size=None, sizes=None):
+    """The model at np_ (and size), from [(path, model), ...] at other scales;
+    sizes: each input's size parameter (needed with `size`)."""
+    if not 2 <= np_ <= MAX_NP:
+        raise ExtrapolationError(f"--np {np_}: give a process count from 2 to {MAX_NP}")
+    if size is not None and not sizes:
+        raise ExtrapolationError("--size needs each input's size (--sizes, or --size-arg to read it "
+                                 "from the command lines the models recorded)")
+    if sizes and len(sizes) != len(inputs):
+        raise ExtrapolationError(f"{len(sizes)} sizes for {len(inputs)} models")
+    job = _Job(inputs, np_, size, sizes)
+    _check_inputs(job)
+    runs = _match(job)
+    phases = []
+    for k in range(len(runs[0])):
+        reps = [r[k][0] for r in runs]
+        where = f"run {k + 1}"
+        length = job.law(f"{where}.phases", [len(r[k]) for r in runs])
+        steps = [r[k][1]["offsets"]["first"] - r[k][0]["offsets"]["first"]
+                 if len(r[k]) > 1 and r[k][1]["offsets"]["first"] is not None
+                 and r[k][0]["offsets"]["first"] is not None else None for r in runs]
+        firsts = [p["offsets"]["first"] for p in reps]
+        p, step = _phase(job, where, reps, len(phases) + 1, firsts, steps if length > 1 else [None])
+        for j in range(max(1, length)):
+            q = dict(p, id=len(phases) + 1, offsets=dict(p["offsets"]), file=_file_at(job, runs, k, j))
+            if j and q["offsets"]["first"] is not None:
+                q["offsets"]["first"] = q["offsets"]["first"] + j * step if step is not None else None
+            phases.append(q)
+    model = _assemble(job, phases)
+    try:
+        return validate(model)
+    except ModelError as e:
+        raise ExtrapolationError(f"the extrapolated model does not hold together ({e}); the inputs' "
+                                 "laws do not agree at the target") from None
+
+
+def _assemble(job, phases):
+    from . import find_runs
+    near = job.models[job.near]
+    files = _files(job, phases)
+    app = dict(near["application"], np=job.target[0], hosts={}, run_time_s=None, io_time_s=None)
+    app.pop("process_io_time_s", None)
+    feats = [m["application"]["features"] for m in job.models]
+    app["features"] = {k: (feats[0][k] if all(f[k] == feats[0][k] for f in feats) else near["features"][k])
+                       for k in near["application"]["features"]}
+    ext = {"from": [{"path": p, "np": n, "size": s} for p, n, s in zip(job.paths, job.np, job.size)],
+           "np": job.target[0], "size": job.target[1] if len(set(job.size)) > 1 else None,
+           "nearest": job.paths[job.near], "laws": job.laws,
+           "approximate": job.notes(job.approximate), "assumed": job.notes(job.assumed)}
+    source = {"kind": "extrapolated", "path": None,
+              "unavailable": ["times: run, I/O and phase times, bandwidths and the processes' arrival "
+                              "are the traced system's, not laws of the application (only the computing "
+                              "between operations and before phases, compute_s and gap_s, is extrapolated)",
+                              "hosts, aggregators and the placement of processes at the target"],
+              "inferred": [f"extrapolated to np {job.target[0]}" +
+                           (f", size {job.target[1]}" if ext["size"] is not None else "") +
+                           f" from {len(job.paths)} models; laws in source.extrapolated.laws"]
+              + ext["approximate"] + ext["assumed"],
+              "extrapolated": ext}
+    for p in phases:
+        p.setdefault("io_time_s", None)
+    model = {"format": near["format"], "version": near["version"], "application": app, "source": source,
+             "analysis": dict(near["analysis"]), "files": files, "phases": phases,
+             "runs": find_runs(phases), "order": _order(phases),
+             "weight": sum(p["weight"] for p in phases),
+             "storage_capacity": sum(f["size"] for f in files)}
+    return model

@@ -1,0 +1,190 @@
+"""`iomodel extrapolate`: a model at a scale never run, from models at others.
+
+The example applications are traced for real at np 2, 4 and 8 (and btio_like
+at two grid sizes) and extrapolated; the result must equal the model of a real
+trace at the target in np, ranks, rs, request sizes, rep, weight, the phases
+and their runs and order, and the files' sizes.  The paper's own models
+(models/examples, Tables V and VIII) are extrapolated to the process counts
+the paper also gives.  Hand values: btio_like 16^3 cells of 40 B, 3 dumps,
+so G = 163840 B a dump (rs = G / np) and a 491520-B file."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EXAMPLES, IOMODEL, ROOT, mpirun
+from iomodel.models import load_model, parse_ranks
+from iomodel.models.extrapolate import ExtrapolationError, extrapolate
+from iomodel.models.laws import fit
+
+PAPER = ROOT / "models" / "examples"
+
+# name -> (program, its arguments after OUTDIR)
+APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
+        "btio_like-32": ("btio_like", "32", "32", "32", "3"),
+        "s3d_like": ("s3d_like", "blocking"),
+        "fpp_io": ("fpp_io", "4096", "4"),
+        "random_io": ("random_io", "4096", "8"),
+        "py_io": ("py_io", "16", "3")}
+
+
+@pytest.fixture(scope="module")
+def models(build_dir, tmp_path_factory):
+    """models(app, np) -> (path, model) of a real traced run, each made once."""
+    made = {}
+    base = tmp_path_factory.mktemp("extrapolate")
+
+    def get(app, np_):
+        if (app, np_) not in made:
+            prog, *args = APPS[app]
+            cmd = [sys.executable, EXAMPLES / "py_io.py"] if prog == "py_io" else [build_dir / prog]
+            data, trace, out = (base / f"{app}-{np_}-{k}" for k in ("data", "trace", "model.json"))
+            data.mkdir()
+            env = {**__import__("os").environ, "IOMODEL_POSIX": "0"}
+            subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--", *mpirun(np_, *cmd, data, *args)],
+                           check=True, capture_output=True, timeout=180, env=env)
+            subprocess.run(IOMODEL + ["analyze", str(trace), "-o", str(out), "-q"], check=True,
+                           capture_output=True, timeout=120)
+            made[app, np_] = (str(out), load_model(out))
+        return made[app, np_]
+    return get
+
+
+def shape(m):
+    """What an extrapolation must get exactly."""
+    return {"phases": [(p["file"], p["operation"], p.get("routine"), p["np"], p["ranks"], p["iop"],
+                        p["request_sizes"], p["rs"], p["rep"], p["weight"]) for p in m["phases"]],
+            "runs": m["runs"], "order": m["order"], "np": m["application"]["np"],
+            "files": [(f["access_type"], f["role"], f["np"], f["iof_size"], f["inf_size"], f["size"],
+                       len(f["paths"])) for f in m["files"]],
+            "weight": m["weight"], "storage_capacity": m["storage_capacity"]}
+
+
+@pytest.mark.parametrize("app", ["btio_like", "s3d_like", "fpp_io", "random_io", "py_io"])
+def test_examples_at_np_16_equal_their_real_trace(models, app):
+    ext = extrapolate([models(app, n) for n in (2, 4, 8)], 16)
+    assert shape(ext) == shape(models(app, 16)[1])
+    assert ext["source"]["kind"] == "extrapolated"
+    assert [f["np"] for f in ext["source"]["extrapolated"]["from"]] == [2, 4, 8]
+
+
+def test_btio_like_by_hand_and_at_np_32(models):
+    ext = extrapolate([models("btio_like", n) for n in (2, 4, 8)], 32)
+    assert shape(ext) == shape(models("btio_like", 32)[1])
+    # by hand: 3 collective writes of G / 32 = 5120 B a process, the reads rep 3
+    assert [(p["operation"], p["np"], p["rs"], p["rep"], p["weight"]) for p in ext["phases"]] == \
+        [("write", 32, 5120, 1, 163840)] * 3 + [("read", 32, 5120, 3, 491520)]
+    assert [p["offsets"]["first"] for p in ext["phases"]] == [0, 163840, 327680, 0]
+    assert ext["runs"] == [[1, 3], [4, 4]] and ext["files"][0]["size"] == 491520
+    laws = {x["field"]: x["law"] for x in ext["source"]["extrapolated"]["laws"]}
+    assert laws["run 1.request_sizes[0]"] == "163840 * np^-1" and laws["run 1.np"] == "np"
+    assert laws["run 1.phases"] == "3" and laws["run 2.rep"] == "3"
+    # np 2 splits X only, so its dumps are contiguous: the target takes np 8's pattern, and says so
+    assumed = " ".join(ext["source"]["extrapolated"]["assumed"])
+    assert "access_mode: 'strided' taken from" in assumed and "(np 8)" in assumed
+
+
+def test_btio_like_at_a_larger_grid(models):
+    """From 16^3 at np 2 and 4 and 32^3 at np 2, the 32^3 grid at np 8: rs = 32^3 * 40 / 8."""
+    ins = [models("btio_like", 2), models("btio_like", 4), models("btio_like-32", 2)]
+    ext = extrapolate(ins, 8, size=32, sizes=[16, 16, 32])
+    assert shape(ext) == shape(models("btio_like-32", 8)[1])
+    assert [p["rs"] for p in ext["phases"]] == [163840] * 4 and ext["files"][0]["size"] == 3 * 1310720
+    laws = {x["field"]: x["law"] for x in ext["source"]["extrapolated"]["laws"]}
+    assert laws["run 1.request_sizes[0]"] == "40 * np^-1 * s^3" and laws["run 1.step"] == "40 * s^3"
+
+
+def test_s3d_like_header_stays_one_process(models):
+    ext = extrapolate([models("s3d_like", n) for n in (2, 4, 8)], 32)
+    # 5 files, each: rank 0's 512-B header, then 4 collective writes of 11L, L, L, 3L with
+    # L = 16^3 * 8 / 32 = 1024 B
+    assert [(p["np"], p["ranks"], p["request_sizes"]) for p in ext["phases"]] == \
+        [(1, "0", [512]), (32, "0-31", [11264, 1024, 1024, 3072])] * 5
+    assert [f["size"] for f in ext["files"]] == [512 + 16 * 32768] * 5
+
+
+def test_paper_btio_class_c_from_4_9_16():
+    """Table V's NAS BT-IO class C: np 4, 9 and 16 give the paper's np 25 and 36 models,
+    rs to the rounding of its table (the paper's mean rounds down)."""
+    ins = [(str(PAPER / f"btio-C-{n}.json"), load_model(PAPER / f"btio-C-{n}.json")) for n in (4, 9, 16)]
+    for n in (25, 36):
+        ext = extrapolate(ins, n)
+        paper = load_model(PAPER / f"btio-C-{n}.json")
+        got, want = shape(ext), shape(paper)
+        assert got == want
+        assert {p["weight"] for p in ext["phases"][:40]} == {170061120}
+    at25 = extrapolate(ins, 25)
+    # 170061120 B over 25 processes is 6802444.8 a process: groups that add up to the weight
+    groups = at25["phases"][0]["rs_groups"]
+    assert sum(g["rs"] * len(parse_ranks(g["ranks"])) for g in groups) == 170061120
+    assert any("do not divide evenly over 25" in x for x in at25["source"]["extrapolated"]["approximate"])
+
+
+@pytest.mark.parametrize("grid", [200, 400])
+def test_paper_s3d_from_8_16(grid):
+    ins = [(str(PAPER / f"s3d-{grid}-{n}.json"), load_model(PAPER / f"s3d-{grid}-{n}.json")) for n in (8, 16)]
+    assert shape(extrapolate(ins, 32)) == shape(load_model(PAPER / f"s3d-{grid}-32.json"))
+
+
+def test_laws():
+    # BT-IO simple: one request per cell row of a sqrt(np) x sqrt(np) split
+    f = fit([4, 16], [1, 1], [2560, 1280])
+    assert (str(f.law), f.exact, f.ambiguous) == ("5120 * np^-1/2", True, False)
+    # S3D-IO weak scaling: the header plus np blocks; two points cannot check the exponent
+    f = fit([8, 16], [1, 1], [588 + 8 * 100, 588 + 16 * 100], target=(32, 1))
+    assert (str(f.law), f.ambiguous) == ("588 + 100 * np", True)
+    # a third point checks it
+    f = fit([8, 16, 32], [1, 1, 1], [588 + 8 * 100, 588 + 16 * 100, 588 + 32 * 100], target=(64, 1))
+    assert (str(f.law), f.ambiguous, round(f.law(64))) == ("588 + 100 * np", False, 588 + 6400)
+    # no law of the family: none with two points, the best fit (marked) with three
+    assert fit([4, 8], [1, 1], [5120, 320], affine=False) is None
+    f = fit([2, 4, 8], [1, 1, 1], [7, 100, 3])
+    assert not f.exact and f.max_residual > 0.5
+
+
+def test_what_cannot_be_extrapolated(models):
+    b2, b4 = models("btio_like", 2), models("btio_like", 4)
+    with pytest.raises(ExtrapolationError, match=r"models differ in structure at run 1 .*btio_like-2-model"
+                       r"\.json has phases 1 to 3 \(write of file 0, MPI_File_write_at_all, collective\)"):
+        extrapolate([b2, models("s3d_like", 4)], 16)
+    with pytest.raises(ExtrapolationError, match="both at np 2"):
+        extrapolate([b2, b2], 16)
+    with pytest.raises(ExtrapolationError, match="every input is at size 1: a law in the size needs"):
+        extrapolate([b2, b4], 16, size=32, sizes=[1, 1])
+    with pytest.raises(ExtrapolationError, match="--size needs each input's size"):
+        extrapolate([b2, b4], 16, size=32)
+    one = json.loads(json.dumps(b2[1]))
+    one["application"]["np"] = 1
+    with pytest.raises(ExtrapolationError, match="x.json: a run at np 1 cannot serve as a base"):
+        extrapolate([("x.json", one), b4], 16)
+
+
+def test_cli_writes_a_model_every_command_reads(models, tmp_path):
+    ins = [models("btio_like", n)[0] for n in (2, 4, 8)]
+    out = tmp_path / "at64.json"
+    p = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "64", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "run 1.request_sizes[0]             163840 * np^-1               2560" in p.stdout
+    assert "assumed: run 1: access_mode" in p.stderr
+    m = load_model(out)
+    assert m["application"]["np"] == 64 and m["source"]["kind"] == "extrapolated"
+    show = subprocess.run(IOMODEL + ["show", str(out)], capture_output=True, text=True, check=True).stdout
+    assert "inferred      extrapolated to np 64 from 3 models" in show
+    ior = subprocess.run(IOMODEL + ["ior", str(out)], capture_output=True, text=True, check=True).stdout
+    assert "-N 64" in ior or "-np 64" in ior
+    pred = subprocess.run(IOMODEL + ["predict", str(out), "--vc", "vc4"], capture_output=True, text=True)
+    assert pred.returncode == 0, pred.stderr
+    assert "extrapolated to np 64 and vc4's profile measured np up to 32" in pred.stdout
+    # the size read from the recorded command lines (argument 2: NX)
+    ins32 = ins[:2] + [models("btio_like-32", 2)[0]]
+    p = subprocess.run(IOMODEL + ["extrapolate", *ins32, "--np", "8", "--size", "32", "--size-arg", "2",
+                                  "-o", str(tmp_path / "s.json"), "-q"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert load_model(tmp_path / "s.json")["phases"][0]["rs"] == 163840
+    bad = subprocess.run(IOMODEL + ["extrapolate", ins[0], "--np", "8", "--size", "32", "--size-arg", "9"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().endswith("argument 9 of its command line (" + " ".join(
+        load_model(ins[0])["application"]["command"]) + ") is not there, not a number")
