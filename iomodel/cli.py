@@ -216,11 +216,12 @@ def _input_sizes(args, models):
         try:
             sizes.append(float(arg))
         except (TypeError, ValueError):
+            what = "not there" if arg is None else repr(arg)
             raise ValueError(f"{path}: argument {args.size_arg} of its command line "
-                             f"({' '.join(cmd) or 'not recorded'}) is {'not there' if arg is None else repr(arg)}, "
-                             "not a number") from None
+                             f"({' '.join(cmd) or 'not recorded'}) is {what}, not a number") from None
         if sizes[-1] <= 0:
-            raise ValueError(f"{path}: argument {args.size_arg} of its command line is {arg}, not a positive size")
+            raise ValueError(f"{path}: argument {args.size_arg} of its command line is {arg}, "
+                             "not a positive size")
     return sizes
 
 

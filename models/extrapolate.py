@@ -108,6 +108,10 @@ def _check_inputs(job):
             raise ExtrapolationError(f"{job.paths[i]} and {job.paths[scales.index(s)]} are both at np "
                                      f"{s[0]}" + (f", size {s[1]}" if len(set(job.size)) > 1 else "") +
                                      ": give models at different scales")
+    names = sorted({m["application"]["name"] for m in job.models})
+    if len(names) > 1:
+        job.approximate.append(f"the inputs name different programs ({', '.join(names)}): taken as one "
+                               "application, since their phases match")
     if len(set(job.size)) == 1 and job.target[1] != job.size[0]:
         raise ExtrapolationError(f"every input is at size {job.size[0]}: a law in the size needs models "
                                  "at two sizes at least")
@@ -215,7 +219,7 @@ def _sizes(job, where, reps, nprocs, rep):
         q, r = divmod(units, nprocs)
         if weight % (unit * rep) or q == 0:
             raise ExtrapolationError(f"{where}: {weight} B over {nprocs} processes and {rep} repetitions "
-                                     "cannot be divided in the inputs' unit of {unit} B")
+                                     f"cannot be divided in the inputs' unit of {unit} B")
         out["rs"] = weight // total
         out["rs_min"], out["rs_max"] = q * unit, (q + (r > 0)) * unit
         out["rs_groups"] = [g for g in ({"ranks": format_ranks(range(r)), "rs": (q + 1) * unit,

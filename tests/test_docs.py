@@ -13,10 +13,11 @@ import yaml
 from conftest import IOMODEL, ROOT
 
 SUBCOMMANDS = ["trace", "trace-info", "analyze", "show", "plot", "predict", "compare",
-               "ior", "replay", "characterize"]
+               "ior", "replay", "characterize", "extrapolate"]
 PAGE = {"trace": "trace.md", "trace-info": "trace-info.md", "analyze": "analyze.md",
         "show": "show.md", "plot": "show.md", "predict": "predict.md", "compare": "compare.md",
-        "ior": "ior.md", "replay": "replay.md", "characterize": "characterize.md"}
+        "ior": "ior.md", "replay": "replay.md", "characterize": "characterize.md",
+        "extrapolate": "extrapolate.md"}
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 OPTION = re.compile(r"(?<![\w./-])(--?[A-Za-z][\w-]*)")
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import IOMODEL, ROOT
 
-SUBCOMMANDS = ["trace", "trace-info", "analyze", "show", "plot", "predict", "compare",
+SUBCOMMANDS = ["trace", "trace-info", "analyze", "extrapolate", "show", "plot", "predict", "compare",
                "ior", "replay", "characterize"]
 BENCH_SCRIPTS = sorted(p.name for p in (ROOT / "bench").glob("*.py")
                        if "__main__" in p.read_text())
