@@ -159,6 +159,12 @@ def format_comparison(result):
             ra, rb = (_time_range(result["predictions"][x]) for x in (a, b))
             L.append(f"  {'':<24}{a} and {b} overlap pass by pass ({a} {ra[0]:.3g} to {ra[1]:.3g} s, "
                      f"{b} {rb[0]:.3g} to {rb[1]:.3g} s): their order is within the clusters' own variation")
+    beyond = [(lb, n) for lb in result["order"] for n in (result["predictions"].get(lb) or {}).get("notes", [])
+              if n.startswith("the model is extrapolated")]
+    if beyond:     # an extrapolated model at more processes than a cluster's profile measured
+        L.append("")
+        L.append("measured at fewer processes:")
+        L.extend(f"  {lb}: {n}" for lb, n in beyond)
     if result["infeasible"]:
         L.append("")
         L.append("infeasible:")

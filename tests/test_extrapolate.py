@@ -24,6 +24,7 @@ PAPER = ROOT / "models" / "examples"
 APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
         "btio_like-32": ("btio_like", "32", "32", "32", "3"),
         "s3d_like": ("s3d_like", "blocking"),
+        "s3d_like-32": ("s3d_like", "blocking", "32", "32", "32"),
         "fpp_io": ("fpp_io", "4096", "4"),
         "random_io": ("random_io", "4096", "8"),
         "py_io": ("py_io", "16", "3")}
@@ -61,17 +62,17 @@ def shape(m):
             "weight": m["weight"], "storage_capacity": m["storage_capacity"]}
 
 
+@pytest.mark.parametrize("target", [16, 32])
 @pytest.mark.parametrize("app", ["btio_like", "s3d_like", "fpp_io", "random_io", "py_io"])
-def test_examples_at_np_16_equal_their_real_trace(models, app):
-    ext = extrapolate([models(app, n) for n in (2, 4, 8)], 16)
-    assert shape(ext) == shape(models(app, 16)[1])
+def test_examples_equal_their_real_trace(models, app, target):
+    ext = extrapolate([models(app, n) for n in (2, 4, 8)], target)
+    assert shape(ext) == shape(models(app, target)[1])
     assert ext["source"]["kind"] == "extrapolated"
     assert [f["np"] for f in ext["source"]["extrapolated"]["from"]] == [2, 4, 8]
 
 
-def test_btio_like_by_hand_and_at_np_32(models):
+def test_btio_like_at_np_32_by_hand(models):
     ext = extrapolate([models("btio_like", n) for n in (2, 4, 8)], 32)
-    assert shape(ext) == shape(models("btio_like", 32)[1])
     # by hand: 3 collective writes of G / 32 = 5120 B a process, the reads rep 3
     assert [(p["operation"], p["np"], p["rs"], p["rep"], p["weight"]) for p in ext["phases"]] == \
         [("write", 32, 5120, 1, 163840)] * 3 + [("read", 32, 5120, 3, 491520)]
@@ -93,6 +94,15 @@ def test_btio_like_at_a_larger_grid(models):
     assert [p["rs"] for p in ext["phases"]] == [163840] * 4 and ext["files"][0]["size"] == 3 * 1310720
     laws = {x["field"]: x["law"] for x in ext["source"]["extrapolated"]["laws"]}
     assert laws["run 1.request_sizes[0]"] == "40 * np^-1 * s^3" and laws["run 1.step"] == "40 * s^3"
+
+
+def test_s3d_like_at_a_larger_grid(models):
+    """16^3 at np 2 and 4, 32^3 at np 2 -> 32^3 at np 8: L = 32^3 * 8 / 8 = 32768 B."""
+    ins = [models("s3d_like", 2), models("s3d_like", 4), models("s3d_like-32", 2)]
+    ext = extrapolate(ins, 8, size=32, sizes=[16, 16, 32])
+    assert shape(ext) == shape(models("s3d_like-32", 8)[1])
+    assert ext["phases"][1]["request_sizes"] == [11 * 32768, 32768, 32768, 3 * 32768]
+    assert [f["size"] for f in ext["files"]] == [512 + 16 * 8 * 32 ** 3] * 5
 
 
 def test_s3d_like_header_stays_one_process(models):
@@ -177,6 +187,20 @@ def test_cli_writes_a_model_every_command_reads(models, tmp_path):
     pred = subprocess.run(IOMODEL + ["predict", str(out), "--vc", "vc4"], capture_output=True, text=True)
     assert pred.returncode == 0, pred.stderr
     assert "extrapolated to np 64 and vc4's profile measured np up to 32" in pred.stdout
+    cmp = subprocess.run(IOMODEL + ["compare", str(out), "--vc", "vc3", "vc4"], capture_output=True, text=True)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "measured at fewer processes:\n  vc3: the model is extrapolated to np 64" in cmp.stdout
+    # between the inputs too, and replayed here: np 4 from np 2 and 8
+    mid = tmp_path / "at4.json"
+    subprocess.run(IOMODEL + ["extrapolate", ins[0], ins[2], "--np", "4", "-o", str(mid), "-q"],
+                   check=True, capture_output=True)
+    rep = subprocess.run(IOMODEL + ["replay", str(mid), "--vc", "local", "-o", str(tmp_path / "replay")],
+                         capture_output=True, text=True, timeout=300)
+    assert rep.returncode == 0, rep.stderr
+    runs = json.loads((tmp_path / "replay" / "results.json").read_text())["runs"].values()
+    # 3 writes of 163840 / 4 = 40960 B a process, read back: 491520 B each way
+    assert sorted((r["phase_ids"], r["operation"], r["np"], r["ok"], r["bytes"]) for r in runs) == \
+        [([1, 2, 3], "write", 4, True, 491520), ([4], "read", 4, True, 491520)]
     # the size read from the recorded command lines (argument 2: NX)
     ins32 = ins[:2] + [models("btio_like-32", 2)[0]]
     p = subprocess.run(IOMODEL + ["extrapolate", *ins32, "--np", "8", "--size", "32", "--size-arg", "2",
