@@ -197,11 +197,19 @@ def _load(path, phases=False):
     return model
 
 
+def _number(text):
+    """A size as the user wrote it: 32, not 32.0."""
+    x = float(text)
+    return int(x) if x.is_integer() else x
+
+
 def _input_sizes(args, models):
     """Each input model's problem size: --sizes, or its command line's --size-arg-th argument."""
+    if args.sizes and args.size_arg is not None:
+        raise ValueError("--sizes and --size-arg both give the models' sizes: give one of them")
     if args.sizes:
         try:
-            sizes = [float(x) for x in args.sizes.split(",")]
+            sizes = [_number(x) for x in args.sizes.split(",")]
         except ValueError:
             sizes = [0]
         if min(sizes) <= 0:
@@ -212,13 +220,16 @@ def _input_sizes(args, models):
     sizes = []
     for path, m in models:
         cmd = m["application"]["command"]
-        arg = cmd[args.size_arg] if args.size_arg < len(cmd) else None
+        arg = cmd[args.size_arg] if 0 <= args.size_arg < len(cmd) else None
+        shown = " ".join(cmd) if cmd else "not recorded"
+        if arg is None:
+            raise ValueError(f"{path}: its command line ({shown}) has no argument {args.size_arg} "
+                             f"(0 is the program)")
         try:
-            sizes.append(float(arg))
-        except (TypeError, ValueError):
-            what = "not there" if arg is None else repr(arg)
-            raise ValueError(f"{path}: argument {args.size_arg} of its command line "
-                             f"({' '.join(cmd) or 'not recorded'}) is {what}, not a number") from None
+            sizes.append(_number(arg))
+        except ValueError:
+            raise ValueError(f"{path}: argument {args.size_arg} of its command line ({shown}) is "
+                             f"{arg!r}, not a number") from None
         if sizes[-1] <= 0:
             raise ValueError(f"{path}: argument {args.size_arg} of its command line is {arg}, "
                              "not a positive size")
@@ -595,7 +606,7 @@ def build_parser():
                        "given the law it follows (docs/commands/extrapolate.md).")
     x.add_argument("models", nargs="+", metavar="MODEL", help="model files of the same application")
     x.add_argument("--np", type=_positive, required=True, metavar="N", help="the target's process count")
-    x.add_argument("--size", type=float, metavar="S",
+    x.add_argument("--size", type=_number, metavar="S",
                    help="the target's problem size (e.g. 64 for a 64^3 grid); needs --sizes or --size-arg")
     x.add_argument("--sizes", metavar="S1,S2,...", help="each input model's problem size, in order")
     x.add_argument("--size-arg", type=int, metavar="K",

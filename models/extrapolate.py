@@ -44,9 +44,10 @@ class _Job:
         self.size = list(sizes) if sizes else [1] * len(self.models)
         self.target = (np_, size if size is not None else self.size[0])
         self.laws, self.approximate, self.assumed = [], [], []
-        # the input nearest the target, in log np then log size: the source of what no law gives
+        # the input nearest the target, in log size then log np: the source of what no law gives
+        # (a view's pieces follow the grid more than the process count)
         self.near = min(range(len(self.models)), key=lambda i: (
-            abs(math.log(self.np[i] / np_)), abs(math.log(self.size[i] / self.target[1])), -self.np[i]))
+            abs(math.log(self.size[i] / self.target[1])), abs(math.log(self.np[i] / np_)), -self.np[i]))
 
     def law(self, field, values, integer=True, affine=True, mean=False, exact_only=False):
         """The target's value of one number, or None (then the caller assumes)."""
@@ -57,8 +58,8 @@ class _Job:
         v = f.law(*self.target)
         if integer:
             whole = math.floor(v + 1e-6) if mean else round(v)
-            if abs(v - round(v)) > 1e-6 and not mean:
-                self.approximate.append(f"{field}: the law {f.law} gives {v:.6g} at the target, "
+            if abs(v - round(v)) > 1e-6 and not mean and f.exact:
+                self.approximate.append(f"{field}: the law {f.law} gives {round(v, 3)} at the target, "
                                         f"not a whole number; rounded to {whole}")
             v = int(whole)
         else:
@@ -102,18 +103,23 @@ def _check_inputs(job):
                 f"{path}: a run at np 1 cannot serve as a base: one process makes no communication "
                 "between its writes (they merge into other phases) and its files count as unique; "
                 "trace at np 2 or more")
+    names = sorted({m["application"]["name"] for m in job.models})
     scales = list(zip(job.np, job.size))
     for i, s in enumerate(scales):
         if s in scales[:i]:
-            raise ExtrapolationError(f"{job.paths[i]} and {job.paths[scales.index(s)]} are both at np "
-                                     f"{s[0]}" + (f", size {s[1]}" if len(set(job.size)) > 1 else "") +
-                                     ": give models at different scales")
-    names = sorted({m["application"]["name"] for m in job.models})
+            j = scales.index(s)
+            a, b = (job.models[x]["application"]["name"] for x in (j, i))
+            why = (f"they are of different programs ({a}, {b}): give models of one application"
+                   if a != b else "give models at different scales" +
+                   ("" if len(set(job.size)) > 1 else
+                    " (if they differ in problem size, give each one's with --sizes or --size-arg)"))
+            raise ExtrapolationError(f"{job.paths[j]} and {job.paths[i]} are both at np {s[0]}" +
+                                     (f", size {s[1]:g}" if len(set(job.size)) > 1 else "") + f": {why}")
     if len(names) > 1:
         job.approximate.append(f"the inputs name different programs ({', '.join(names)}): taken as one "
                                "application, since their phases match")
     if len(set(job.size)) == 1 and job.target[1] != job.size[0]:
-        raise ExtrapolationError(f"every input is at size {job.size[0]}: a law in the size needs models "
+        raise ExtrapolationError(f"every input is at size {job.size[0]:g}: a law in the size needs models "
                                  "at two sizes at least")
     if len(set(job.np)) == 1 and job.target[0] != job.np[0]:
         raise ExtrapolationError(f"every input is at np {job.np[0]}: a law in np needs models at two "
@@ -124,10 +130,11 @@ def _runs(model):
     return [model["phases"][a - 1:b] for a, b in model["runs"]]
 
 
-def _describe(run):
+def _describe(run, files):
     p = run[0]
     ids = f"phase {p['id']}" if len(run) == 1 else f"phases {p['id']} to {run[-1]['id']}"
-    return f"{ids} ({p['operation']} of file {p['file']}, {p.get('routine') or 'routine unknown'}" + \
+    name = files[p["file"]]["name"] if p["file"] < len(files) else "?"
+    return f"{ids} ({p['operation']} of file {p['file']} {name}, {p.get('routine') or 'routine unknown'}" + \
         (", collective" if p.get("collective") else "") + ")"
 
 
@@ -140,7 +147,7 @@ def _match(job):
             a = runs[0][k] if k < len(runs[0]) else None
             b = runs[i][k] if k < len(runs[i]) else None
             if a is None or b is None or _key(a) != _key(b):
-                say = lambda j, r: f"{job.paths[j]} has {_describe(r) if r else 'no more phases'}"  # noqa: E731
+                say = lambda j, r: f"{job.paths[j]} has {_describe(r, files[j]) if r else 'no more phases'}"  # noqa: E731
                 raise ExtrapolationError(
                     f"the models differ in structure at run {k + 1} of identical phases: {say(0, a)}, "
                     f"{say(i, b)}; only models with the same phases in the same order can be extrapolated")
@@ -169,8 +176,9 @@ def _ranks(job, where, texts, nprocs):
                       "the first processes, since the inputs' ranks follow no rule the command knows")
 
 
-def _offsets(job, where, reps, firsts, steps):
-    """A phase's offsets; `firsts` and `steps` (between a run's phases) per input."""
+def _offsets(job, where, reps, firsts, steps, per_rep):
+    """A phase's offsets; `firsts` and `steps` (between a run's phases) per input; per_rep:
+    the bytes the target phase moves a repetition."""
     near = reps[job.near]["offsets"]
     offs = [p["offsets"] for p in reps]
     out = {"first": None, "per_rank": None, "stride": None, "contiguous": near["contiguous"]}
@@ -178,7 +186,9 @@ def _offsets(job, where, reps, firsts, steps):
         out["first"] = job.law(f"{where}.offsets.first", firsts)
     for k in ("stride", "per_rank"):
         vals = [o.get(k) for o in offs]
-        if all(v is not None for v in vals):
+        if k == "stride" and all(v is not None and v * o["rep"] == o["weight"] for v, o in zip(vals, reps)):
+            out[k] = per_rep         # a repetition's bytes end to end, in every input
+        elif all(v is not None for v in vals):
             # per-rank distances come from how the processes split the grid: only a power law is trusted
             v = job.law(f"{where}.offsets.{k}", vals, affine=k == "stride", exact_only=k == "per_rank")
             out[k] = v if v is not None else job.assume(f"{where}.offsets.{k}", near[k], "no law fits it")
@@ -186,53 +196,91 @@ def _offsets(job, where, reps, firsts, steps):
             out[k] = job.assume(f"{where}.offsets.{k}", near[k], "the other inputs have none")
     if out["per_rank"] is None and "starts" in near:
         job.assumed.append(f"{where}.offsets.starts: the processes' first offsets are left out: they "
-                           "depend on how the processes split the grid")
+                           "depend on how the processes split the data")
     if "piece" in near:
         vals = [o.get("piece") for o in offs]
         v = job.law(f"{where}.offsets.piece", vals, affine=False, exact_only=True) if None not in vals else None
         out["piece"] = v if v else job.assume(f"{where}.offsets.piece", near["piece"],
-                                              "a view's pieces depend on how the processes split the grid")
+                                              "a view's pieces depend on how the processes split the data")
     if "nested" in near:
         job.assumed.append(f"{where}.offsets.nested: left out (its counts depend on the split)")
     return out, (job.law(f"{where}.step", steps) if None not in steps else None)
 
 
+def _split(rs, iop):
+    """rs bytes as iop requests, the first ones a byte longer where they do not divide."""
+    q, r = divmod(rs, iop)
+    return [q + (k < r) for k in range(iop)]
+
+
+def _by_rank(reps):
+    """(a, b) when in every input each process r moves a + b*r bytes a repetition, one request
+    each (processes that own a share growing with their rank), else None."""
+    lines = set()
+    for p in reps:
+        groups = p.get("rs_groups")
+        if not groups or p["iop"] != 1 or any(len(parse_ranks(g["ranks"])) != 1 for g in groups):
+            return None
+        rs = {parse_ranks(g["ranks"])[0]: g["rs"] for g in groups}
+        if sorted(rs) != list(range(p["np"])) or p["np"] < 2:
+            return None
+        b = rs[1] - rs[0]
+        if b == 0 or any(rs[r] != rs[0] + b * r for r in rs):
+            return None
+        lines.add((rs[0], b))
+    return lines.pop() if len(lines) == 1 else None
+
+
 def _sizes(job, where, reps, nprocs, rep):
-    """iop, request_sizes, rs (and rs_groups when the processes cannot move the same)."""
+    """iop, request_sizes, rs (and rs_groups when the processes cannot move the same), weight."""
     iop = job.law(f"{where}.iop", [p["iop"] for p in reps])
+    line = _by_rank(reps)
+    if line:
+        a, b = line
+        per = [a + b * r for r in range(nprocs)]
+        weight = rep * sum(per)
+        job.laws.append({"field": f"{where}.rs_groups", "law": f"{a} + {b} * rank", "kind": "by rank",
+                         "c0": a, "c1": b, "exact": True, "max_residual": 0, "value": sum(per)})
+        return {"iop": 1, "request_sizes": [per[0]], "rs": weight // (rep * nprocs), "rs_min": per[0],
+                "rs_max": per[-1], "rs_groups": [{"ranks": str(r), "rs": x, "request_sizes": [x]}
+                                                 for r, x in enumerate(per)]}, weight
     weight = job.law(f"{where}.weight", [p["weight"] for p in reps])
-    same_iop = len({p["iop"] for p in reps}) == 1
-    if same_iop:
+    if len({p["iop"] for p in reps}) == 1:
         sizes = [job.law(f"{where}.request_sizes[{k}]", [p["request_sizes"][k] for p in reps], mean=True)
                  for k in range(iop)]
     else:
-        per_op = [job.law(f"{where}.request_size", [p["rs"] // p["iop"] for p in reps], mean=True)] * iop
-        sizes = per_op
+        sizes = _split(job.law(f"{where}.rs", [p["rs"] for p in reps], mean=True), iop)
     out = {"iop": iop, "request_sizes": sizes, "rs": sum(sizes)}
     total = nprocs * rep
-    if weight != total * out["rs"]:
-        # the processes cannot all move the same: as a block division with remainders in the
-        # unit all the inputs' requests are made of (the etype, a grid cell)
-        unit = reduce(math.gcd, [s for p in reps for s in p["request_sizes"]] +
-                      [g["rs"] for p in reps for g in p.get("rs_groups", [])])
-        units = weight // (unit * rep)
-        q, r = divmod(units, nprocs)
-        if weight % (unit * rep) or q == 0:
-            raise ExtrapolationError(f"{where}: {weight} B over {nprocs} processes and {rep} repetitions "
-                                     f"cannot be divided in the inputs' unit of {unit} B")
-        out["rs"] = weight // total
-        out["rs_min"], out["rs_max"] = q * unit, (q + (r > 0)) * unit
-        out["rs_groups"] = [g for g in ({"ranks": format_ranks(range(r)), "rs": (q + 1) * unit,
-                                         "request_sizes": [(q + 1) * unit]},
-                                        {"ranks": format_ranks(range(r, nprocs)), "rs": q * unit,
-                                         "request_sizes": [q * unit]}) if g["ranks"]]
-        out["iop"], out["request_sizes"] = 1, [out["rs"]]
-        job.approximate.append(
-            f"{where}: {weight} B do not divide evenly over {nprocs} processes; split as a block "
-            f"division with remainders in units of {unit} B ({r} of them move one unit more), as a 1-D "
-            "decomposition would: the application's own split may differ")
-    else:
+    if weight == total * out["rs"]:
         out["rs_min"] = out["rs_max"] = out["rs"]
+        return out, weight
+    # the processes cannot all move the same: as a block division with remainders in the
+    # largest unit all the inputs' requests are made of (for a grid, a whole number of cells)
+    unit = reduce(math.gcd, [s for p in reps for s in p["request_sizes"]] +
+                  [g["rs"] for p in reps for g in p.get("rs_groups", [])])
+    units = weight / (unit * rep)
+    if units != int(units) or units < nprocs:
+        fixed = max(nprocs, round(units)) * unit * rep
+        job.approximate.append(f"{where}.weight: {weight} B is not a whole number of the inputs' "
+                               f"{unit}-B units over {rep} repetitions for {nprocs} processes; taken "
+                               f"as {fixed} B")
+        weight, units = fixed, max(nprocs, round(units))
+    q, r = divmod(int(units), nprocs)
+    out["rs"] = weight // total
+    out["rs_min"], out["rs_max"] = q * unit, (q + (r > 0)) * unit
+    out["rs_groups"] = [{"ranks": format_ranks(ranks), "rs": n * unit, "request_sizes": _split(n * unit, iop)}
+                        for ranks, n in ((range(r), q + 1), (range(r, nprocs), q)) if ranks]
+    out["request_sizes"] = _split(out["rs"], iop)       # the mean process's, as the paper's tables give
+    if r:
+        job.approximate.append(
+            f"{where}: {weight} B do not divide evenly over {nprocs} processes and {rep} repetitions; "
+            f"split as a 1-D block division in units of {unit} B ({r} processes move one unit more), "
+            "the application's own split may differ")
+    else:
+        job.approximate.append(
+            f"{where}: the laws of weight and request sizes disagree at the target ({weight} B against "
+            f"{total} x {sum(sizes)} B); the weight's kept, as {q} units of {unit} B a process")
     return out, weight
 
 
@@ -243,29 +291,29 @@ def _phase(job, where, reps, rep_id, firsts, steps):
     if not 1 <= nprocs <= job.target[0]:
         raise ExtrapolationError(f"{where}: the law of its processes gives {nprocs} at np {job.target[0]}")
     rep = max(1, job.law(f"{where}.rep", [p["rep"] for p in reps]))
-    offsets, step = _offsets(job, where, reps, firsts, steps)
+    sizes, weight = _sizes(job, where, reps, nprocs, rep)
+    offsets, step = _offsets(job, where, reps, firsts, steps, weight // rep)
     p = {"id": rep_id, "file": near["file"], "operation": near["operation"]}
     for k in ("routine", "interface", "collective", "metadata", "own_open", "synced"):
         if k in near:
             p[k] = near[k]
-    sizes, weight = _sizes(job, where, reps, nprocs, rep)
     p.update(np=nprocs, ranks=_ranks(job, where, [q["ranks"] for q in reps], nprocs))
     p.update(sizes)
     modes = {q["access_mode"] for q in reps}
     p.update(rep=rep, weight=weight, access_mode=near["access_mode"], offsets=offsets)
     if len(modes) > 1:
         job.assume(f"{where}.access_mode", near["access_mode"],
-                   f"the inputs' differ ({', '.join(sorted(modes))}) with the split of the grid")
-    for k in ("reread_bytes",):
-        if all(k in q for q in reps):
-            p[k] = min(weight, job.law(f"{where}.{k}", [q[k] for q in reps]))
+                   f"the inputs' differ ({', '.join(sorted(modes))}) with the split of the data")
+    if all("reread_bytes" in q for q in reps):
+        p["reread_bytes"] = weight if all(q["reread_bytes"] == q["weight"] for q in reps) else \
+            min(weight, job.law(f"{where}.reread_bytes", [q["reread_bytes"] for q in reps]))
     if "buffer_offset" in near and len({q.get("buffer_offset") for q in reps}) == 1:
         p["buffer_offset"] = near["buffer_offset"]
-    lt = [q.get("logical_time") or {} for q in reps]
-    if all(t.get("first") is not None and t.get("comm_between") is not None for t in lt):
-        p["logical_time"] = {"first": job.law(f"{where}.logical_time.first", [t["first"] for t in lt]),
-                             "comm_between": job.law(f"{where}.logical_time.comm_between",
-                                                     [t["comm_between"] for t in lt])}
+    lt = [q.get("logical_time") for q in reps]
+    if all(lt):                  # null where some input has none (the paper's tables give none)
+        p["logical_time"] = {k: job.law(f"{where}.logical_time.{k}", [t[k] for t in lt])
+                             if all(t.get(k) is not None for t in lt) else None
+                             for k in ("first", "comm_between")}
     for k in _TIMES:
         vals = [q.get(k) for q in reps]
         if all(isinstance(v, (int, float)) for v in vals):
@@ -279,14 +327,19 @@ def _phase(job, where, reps, rep_id, firsts, steps):
 
 def _file_at(job, runs, k, j):
     """The file of a run's j-th phase (S3D-IO's run of checkpoints goes over five files):
-    where every input that has a j-th phase agrees, else the nearest input's (its last)."""
+    where every input that has a j-th phase agrees, else the nearest input's, its files'
+    cycle repeated (two files written in turn), or its last file when they follow no cycle."""
     at = {r[k][j]["file"] for r in runs if j < len(r[k])}
-    near = runs[job.near][k]
     if len(at) == 1:
         return at.pop()
-    if j >= len(near) and len({p["file"] for p in near}) > 1:
-        job.assumed.append(f"run {k + 1}: its phase {j + 1} goes to the file of the nearest input's last")
-    return near[min(j, len(near) - 1)]["file"]
+    seq = [p["file"] for p in runs[job.near][k]]
+    period = next(n for n in range(1, len(seq) + 1) if all(f == seq[i % n] for i, f in enumerate(seq)))
+    if period < len(seq) or j < len(seq):
+        return seq[j % period]
+    note = f"run {k + 1}: its phases beyond the nearest input's {len(seq)} go to that input's last file"
+    if note not in job.assumed:
+        job.assumed.append(note)
+    return seq[-1]
 
 
 def _order(phases):
@@ -326,9 +379,21 @@ def _files(job, phases):
         f["inf_size"] = sum(p["weight"] for p in mine if p["operation"] == "read")
         f["size"] = f["iof_size"] if f["role"] != "input" else f["inf_size"]
         if all(x.get("extent") is not None for x in fs):
-            f["extent"] = job.law(f"files[{fid}].extent", [x["extent"] for x in fs])
+            # a file written end to end in every input is at the target too
+            f["extent"] = f["size"] if all(x["extent"] == x["size"] for x in fs) else \
+                job.law(f"files[{fid}].extent", [x["extent"] for x in fs])
         out.append(f)
     return out
+
+
+def _clock_step(job, where, runs, k):
+    """How far the logical clock moves from one phase of a run to the next (a dump's
+    communication), or None where an input has no clock or no second phase there."""
+    steps = []
+    for r in runs:
+        lt = [(p.get("logical_time") or {}).get("first") for p in r[k][:2]]
+        steps.append(lt[1] - lt[0] if len(lt) == 2 and None not in lt else None)
+    return job.law(f"{where}.logical_time.step", steps) if None not in steps else None
 
 
 def extrapolate(inputs, np_, size=None, sizes=None):
@@ -354,10 +419,14 @@ def extrapolate(inputs, np_, size=None, sizes=None):
                  and r[k][0]["offsets"]["first"] is not None else None for r in runs]
         firsts = [p["offsets"]["first"] for p in reps]
         p, step = _phase(job, where, reps, len(phases) + 1, firsts, steps if length > 1 else [None])
+        clock = _clock_step(job, where, runs, k) if length > 1 else None
         for j in range(max(1, length)):
             q = dict(p, id=len(phases) + 1, offsets=dict(p["offsets"]), file=_file_at(job, runs, k, j))
             if j and q["offsets"]["first"] is not None:
                 q["offsets"]["first"] = q["offsets"]["first"] + j * step if step is not None else None
+            if j and q.get("logical_time", {}).get("first") is not None:
+                q["logical_time"] = dict(q["logical_time"], first=q["logical_time"]["first"] + j * clock
+                                         if clock is not None else None)
             phases.append(q)
     model = _assemble(job, phases)
     try:
@@ -386,7 +455,7 @@ def _assemble(job, phases):
                               "between operations and before phases, compute_s and gap_s, is extrapolated)",
                               "hosts, aggregators and the placement of processes at the target"],
               "inferred": [f"extrapolated to np {job.target[0]}" +
-                           (f", size {job.target[1]}" if ext["size"] is not None else "") +
+                           (f", size {job.target[1]:g}" if ext["size"] is not None else "") +
                            f" from {len(job.paths)} models; laws in source.extrapolated.laws"]
               + ext["approximate"] + ext["assumed"],
               "extrapolated": ext}

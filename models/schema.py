@@ -31,7 +31,7 @@ _EXTRAPOLATED = {
         "np": _NP, "size": _NULL_OR(_NUM), "nearest": _STR,
         "laws": {"type": "array", "items": {
             "type": "object", "required": ["field", "law", "kind", "exact", "value"],
-            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine"]},
+            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine", "by rank"]},
                            "c0": {"type": "number"}, "c1": {"type": "number"}, "a": _STR, "b": _STR,
                            "exact": _BOOL, "max_residual": _NUM, "value": {"type": "number"}}}},
         "approximate": {"type": "array", "items": _STR},

@@ -27,7 +27,9 @@ APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
         "s3d_like-32": ("s3d_like", "blocking", "32", "32", "32"),
         "fpp_io": ("fpp_io", "4096", "4"),
         "random_io": ("random_io", "4096", "8"),
-        "py_io": ("py_io", "16", "3")}
+        "py_io": ("py_io", "16", "3"),
+        "varsize": ("ior_like", "varsize", "1"),
+        "alternate": ("ior_like", "alternate", "1")}
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,8 @@ def models(build_dir, tmp_path_factory):
 def shape(m):
     """What an extrapolation must get exactly."""
     return {"phases": [(p["file"], p["operation"], p.get("routine"), p["np"], p["ranks"], p["iop"],
-                        p["request_sizes"], p["rs"], p["rep"], p["weight"]) for p in m["phases"]],
+                        p["request_sizes"], p["rs"], p["rep"], p["weight"], p.get("logical_time"))
+                       for p in m["phases"]],
             "runs": m["runs"], "order": m["order"], "np": m["application"]["np"],
             "files": [(f["access_type"], f["role"], f["np"], f["iof_size"], f["inf_size"], f["size"],
                        len(f["paths"])) for f in m["files"]],
@@ -156,10 +159,14 @@ def test_laws():
 def test_what_cannot_be_extrapolated(models):
     b2, b4 = models("btio_like", 2), models("btio_like", 4)
     with pytest.raises(ExtrapolationError, match=r"models differ in structure at run 1 .*btio_like-2-model"
-                       r"\.json has phases 1 to 3 \(write of file 0, MPI_File_write_at_all, collective\)"):
+                       r"\.json has phases 1 to 3 \(write of file 0 \S+/btio\.dat, MPI_File_write_at_all, collective\)"):
         extrapolate([b2, models("s3d_like", 4)], 16)
-    with pytest.raises(ExtrapolationError, match="both at np 2"):
+    with pytest.raises(ExtrapolationError, match=r"both at np 2: give models at different scales \(if they "
+                       r"differ in problem size, give each one's with --sizes or --size-arg\)$"):
         extrapolate([b2, b2], 16)
+    with pytest.raises(ExtrapolationError, match=r"both at np 2: they are of different programs "
+                       r"\(btio_like, s3d_like\): give models of one application$"):
+        extrapolate([b2, models("s3d_like", 2)], 16)
     with pytest.raises(ExtrapolationError, match="every input is at size 1: a law in the size needs"):
         extrapolate([b2, b4], 16, size=32, sizes=[1, 1])
     with pytest.raises(ExtrapolationError, match="--size needs each input's size"):
@@ -210,5 +217,43 @@ def test_cli_writes_a_model_every_command_reads(models, tmp_path):
     bad = subprocess.run(IOMODEL + ["extrapolate", ins[0], "--np", "8", "--size", "32", "--size-arg", "9"],
                          capture_output=True, text=True)
     assert bad.returncode == 2
-    assert bad.stderr.strip().endswith("argument 9 of its command line (" + " ".join(
-        load_model(ins[0])["application"]["command"]) + ") is not there, not a number")
+    assert bad.stderr.strip() == f"iomodel: error: {ins[0]}: its command line (" + " ".join(
+        load_model(ins[0])["application"]["command"]) + ") has no argument 9 (0 is the program)"
+    both = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "8", "--sizes", "16,32", "--size-arg", "2"],
+                          capture_output=True, text=True)
+    assert (both.returncode, both.stderr.strip()) == \
+        (2, "iomodel: error: --sizes and --size-arg both give the models' sizes: give one of them")
+
+
+def test_logical_clock_steps_through_a_run(models):
+    ext = extrapolate([models("btio_like", n) for n in (2, 4, 8)], 16)
+    # btio_like's 120 Sendrecv before each of its 3 dumps; one barrier before the reads
+    assert [p["logical_time"] for p in ext["phases"]] == \
+        [{"first": 120, "comm_between": 0}, {"first": 240, "comm_between": 0},
+         {"first": 360, "comm_between": 0}, {"first": 360, "comm_between": 1}]
+
+
+def test_processes_moving_more_by_rank(models):
+    """ior_like varsize: rank r moves (r+1) * 1000 B at the running sum, 3 times, then reads it
+    back; at np 16 a repetition is 1000 * 16 * 17 / 2 = 136000 B."""
+    for ins in ((2, 4, 8), (4, 8)):
+        ext = extrapolate([models("varsize", n) for n in ins], 16)
+        real = models("varsize", 16)[1]
+        assert shape(ext) == shape(real)
+        for p, q in zip(ext["phases"], real["phases"]):
+            assert p["rs_groups"] == q["rs_groups"] == \
+                [{"ranks": str(r), "rs": (r + 1) * 1000, "request_sizes": [(r + 1) * 1000]} for r in range(16)]
+            assert (p["weight"], p["rs"], p["rs_min"], p["rs_max"], p["offsets"]["stride"]) == \
+                (408000, 8500, 1000, 16000, 136000)
+            assert p.get("reread_bytes") == q.get("reread_bytes")
+        assert ext["files"][0]["extent"] == real["files"][0]["extent"] == 408000
+        assert not any("divide" in x for x in ext["source"]["extrapolated"]["approximate"])
+
+
+def test_two_files_written_in_turn(models):
+    """ior_like alternate: write k of 4 goes to A at (k*P + r) * 4096 and to B at (r*4 + k) * 4096."""
+    ext = extrapolate([models("alternate", n) for n in (2, 4, 8)], 16)
+    assert shape(ext) == shape(models("alternate", 16)[1])
+    assert [(p["file"], p["offsets"]["first"], p["offsets"]["per_rank"]) for p in ext["phases"]] == \
+        [x for k in range(4) for x in ((0, k * 16 * 4096, 4096), (1, k * 4096, 16384))]
+    assert [(f["size"], f["extent"]) for f in ext["files"]] == [(262144, 262144)] * 2
