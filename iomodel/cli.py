@@ -219,6 +219,13 @@ def _input_sizes(args, models):
         return None
     sizes = []
     for path, m in models:
+        ext = m["source"].get("extrapolated")
+        if ext:       # its command line is its nearest input's, not at its own size
+            if ext["size"] is None:
+                raise ValueError(f"{path}: an extrapolated model with no size of its own; give the "
+                                 "sizes with --sizes")
+            sizes.append(ext["size"])
+            continue
         cmd = m["application"]["command"]
         arg = cmd[args.size_arg] if 0 <= args.size_arg < len(cmd) else None
         shown = " ".join(cmd) if cmd else "not recorded"
@@ -636,6 +643,7 @@ def build_parser():
 
     def vc_options(q, many):
         q.add_argument("--vc", nargs="+" if many else 1, required=True, metavar="VC",
+                       action="extend" if many else "store",   # compare --vc vc3 --vc vc4: both
                        help="cluster description (a YAML file, or a shipped one: vc1..vc4, local)")
         q.add_argument("--region", help="price region (default: the first listed)")
         q.add_argument("--profile", action="append", metavar="NAME=PATH",

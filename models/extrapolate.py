@@ -43,7 +43,7 @@ class _Job:
         self.np = [m["application"]["np"] for m in self.models]
         self.size = list(sizes) if sizes else [1] * len(self.models)
         self.target = (np_, size if size is not None else self.size[0])
-        self.laws, self.approximate, self.assumed = [], [], []
+        self.laws, self.approximate, self.assumed, self.fits = [], [], [], {}
         # the input nearest the target, in log size then log np: the source of what no law gives
         # (a view's pieces follow the grid more than the process count)
         self.near = min(range(len(self.models)), key=lambda i: (
@@ -53,6 +53,7 @@ class _Job:
         """The target's value of one number, or None (then the caller assumes)."""
         f = fit(self.np, self.size, values, integer=integer, affine=affine, target=self.target,
                 best=not integer)
+        self.fits[field] = f
         if f is None or (exact_only and not f.exact):
             return None
         v = f.law(*self.target)
@@ -118,6 +119,15 @@ def _check_inputs(job):
     if len(names) > 1:
         job.approximate.append(f"the inputs name different programs ({', '.join(names)}): taken as one "
                                "application, since their phases match")
+    logs = [(math.log(n), math.log(s)) for n, s in zip(job.np, job.size)]
+    if len(set(job.np)) > 1 and len(set(job.size)) > 1 and all(
+            abs((b[0] - logs[0][0]) * (c[1] - logs[0][1]) - (b[1] - logs[0][1]) * (c[0] - logs[0][0])) < 1e-9
+            for b in logs[1:] for c in logs[1:]):
+        raise ExtrapolationError(
+            "the inputs change np and size together (" + ", ".join(f"np {n} size {s:g}" for n, s in
+                                                               zip(job.np, job.size)) +
+            "): a law cannot tell what follows np from what follows the size; add a model at another "
+            "np for one of the sizes (or another size at one of the nps)")
     if len(set(job.size)) == 1 and job.target[1] != job.size[0]:
         raise ExtrapolationError(f"every input is at size {job.size[0]:g}: a law in the size needs models "
                                  "at two sizes at least")
@@ -246,12 +256,24 @@ def _sizes(job, where, reps, nprocs, rep):
                                                  for r, x in enumerate(per)]}, weight
     weight = job.law(f"{where}.weight", [p["weight"] for p in reps])
     if len({p["iop"] for p in reps}) == 1:
-        sizes = [job.law(f"{where}.request_sizes[{k}]", [p["request_sizes"][k] for p in reps], mean=True)
-                 for k in range(iop)]
+        names = [f"{where}.request_sizes[{k}]" for k in range(iop)]
+        sizes = [job.law(n, [p["request_sizes"][k] for p in reps], mean=True) for k, n in enumerate(names)]
     else:
-        sizes = _split(job.law(f"{where}.rs", [p["rs"] for p in reps], mean=True), iop)
+        names = [f"{where}.rs"]
+        sizes = _split(job.law(names[0], [p["rs"] for p in reps], mean=True), iop)
     out = {"iop": iop, "request_sizes": sizes, "rs": sum(sizes)}
     total = nprocs * rep
+    w, ss = job.fits[f"{where}.weight"], [job.fits[n] for n in names]
+    if (w.ambiguous or not w.exact) and all(p["weight"] == p["np"] * p["rep"] * p["rs"] for p in reps) and \
+            all(f.exact and not f.ambiguous and abs(f.law(*job.target) - round(f.law(*job.target))) < 1e-6
+                for f in ss):
+        # every process moved the same in every input and the request sizes' laws are certain
+        # where the weight's is not (two sizes: 512 + 128 s^3 or a line): the weight follows them
+        weight = total * out["rs"]
+        job.laws[[x["field"] for x in job.laws].index(f"{where}.weight")]["value"] = weight
+        job.approximate[:] = [x for x in job.approximate if not x.startswith(f"{where}.weight:")]
+        job.approximate.append(f"{where}.weight: np x rep x the request sizes ({weight} B), whose laws "
+                               "are exact, rather than its own law, which the inputs do not settle")
     if weight == total * out["rs"]:
         out["rs_min"] = out["rs_max"] = out["rs"]
         return out, weight
@@ -259,6 +281,10 @@ def _sizes(job, where, reps, nprocs, rep):
     # largest unit all the inputs' requests are made of (for a grid, a whole number of cells)
     unit = reduce(math.gcd, [s for p in reps for s in p["request_sizes"]] +
                   [g["rs"] for p in reps for g in p.get("rs_groups", [])])
+    if weight % rep == 0:
+        unit = math.gcd(unit, weight // rep)        # an exact weight is kept: the unit divides it
+        if weight // (unit * rep) < nprocs:
+            unit = 1
     units = weight / (unit * rep)
     if units != int(units) or units < nprocs:
         fixed = max(nprocs, round(units)) * unit * rep
@@ -267,6 +293,7 @@ def _sizes(job, where, reps, nprocs, rep):
                                f"as {fixed} B")
         weight, units = fixed, max(nprocs, round(units))
     q, r = divmod(int(units), nprocs)
+    plural = "s" if q > 1 else ""
     out["rs"] = weight // total
     out["rs_min"], out["rs_max"] = q * unit, (q + (r > 0)) * unit
     out["rs_groups"] = [{"ranks": format_ranks(ranks), "rs": n * unit, "request_sizes": _split(n * unit, iop)}
@@ -275,12 +302,12 @@ def _sizes(job, where, reps, nprocs, rep):
     if r:
         job.approximate.append(
             f"{where}: {weight} B do not divide evenly over {nprocs} processes and {rep} repetitions; "
-            f"split as a 1-D block division in units of {unit} B ({r} processes move one unit more), "
-            "the application's own split may differ")
+            f"split as a 1-D block division in units of {unit} B ({r} of the processes one unit "
+            "more), the application's own split may differ")
     else:
         job.approximate.append(
             f"{where}: the laws of weight and request sizes disagree at the target ({weight} B against "
-            f"{total} x {sum(sizes)} B); the weight's kept, as {q} units of {unit} B a process")
+            f"{total} x {sum(sizes)} B); the weight's kept, as {q} unit{plural} of {unit} B a process")
     return out, weight
 
 
@@ -323,6 +350,13 @@ def _phase(job, where, reps, rep_id, firsts, steps):
     if all(q.get("gap_comm") is not None for q in reps):
         p["gap_comm"] = job.law(f"{where}.gap_comm", [q["gap_comm"] for q in reps])
     return p, step
+
+
+def _later_gap_comm(job, where, runs, k):
+    """The communication before a run's second and later phases (before its first there may
+    be more: S3D-IO's 21 calls before a checkpoint, none between its files), or None."""
+    vals = [r[k][1].get("gap_comm") if len(r[k]) > 1 else None for r in runs]
+    return job.law(f"{where}.gap_comm (later phases)", vals) if None not in vals else None
 
 
 def _file_at(job, runs, k, j):
@@ -406,6 +440,9 @@ def extrapolate(inputs, np_, size=None, sizes=None):
                                  "from the command lines the models recorded)")
     if sizes and len(sizes) != len(inputs):
         raise ExtrapolationError(f"{len(sizes)} sizes for {len(inputs)} models")
+    if sizes and size is None and len(set(sizes)) > 1:
+        raise ExtrapolationError(f"the inputs are at sizes {', '.join(f'{x:g}' for x in sizes)}: give the "
+                                 "target's with --size")
     job = _Job(inputs, np_, size, sizes)
     _check_inputs(job)
     runs = _match(job)
@@ -420,10 +457,13 @@ def extrapolate(inputs, np_, size=None, sizes=None):
         firsts = [p["offsets"]["first"] for p in reps]
         p, step = _phase(job, where, reps, len(phases) + 1, firsts, steps if length > 1 else [None])
         clock = _clock_step(job, where, runs, k) if length > 1 else None
+        later = _later_gap_comm(job, where, runs, k) if length > 1 and "gap_comm" in p else None
         for j in range(max(1, length)):
             q = dict(p, id=len(phases) + 1, offsets=dict(p["offsets"]), file=_file_at(job, runs, k, j))
             if j and q["offsets"]["first"] is not None:
                 q["offsets"]["first"] = q["offsets"]["first"] + j * step if step is not None else None
+            if j and "gap_comm" in q:
+                q["gap_comm"] = later
             if j and q.get("logical_time", {}).get("first") is not None:
                 q["logical_time"] = dict(q["logical_time"], first=q["logical_time"]["first"] + j * clock
                                          if clock is not None else None)

@@ -102,8 +102,10 @@ def fit(nps, sizes, values, integer=True, affine=True, target=None, best=False):
             law, rel, cx = exact[0]
             ambiguous = target is not None and any(
                 c == cx and abs(other(*target) - law(*target)) > 0.5 for other, _, c in exact[1:])
-            # two points fit every affine law exactly: which exponent is right they cannot tell
-            ambiguous |= kind == "affine" and points == 2 and len(exact) > 1
+            # two points (or two sizes) fit many affine laws exactly: which exponent is right
+            # they cannot tell
+            ambiguous |= kind == "affine" and len(exact) > 1 and (target is None or points == 2 or any(
+                abs(other(*target) - law(*target)) > 0.5 for other, _, _ in exact[1:]))
             return Fit(law, True, rel, ambiguous)
     if (points < 3 and not best) or not tried:
         return None

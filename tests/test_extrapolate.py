@@ -24,6 +24,7 @@ PAPER = ROOT / "models" / "examples"
 APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
         "btio_like-32": ("btio_like", "32", "32", "32", "3"),
         "s3d_like": ("s3d_like", "blocking"),
+        "s3d_like-24": ("s3d_like", "blocking", "24", "24", "24"),
         "s3d_like-32": ("s3d_like", "blocking", "32", "32", "32"),
         "fpp_io": ("fpp_io", "4096", "4"),
         "random_io": ("random_io", "4096", "8"),
@@ -57,7 +58,8 @@ def models(build_dir, tmp_path_factory):
 def shape(m):
     """What an extrapolation must get exactly."""
     return {"phases": [(p["file"], p["operation"], p.get("routine"), p["np"], p["ranks"], p["iop"],
-                        p["request_sizes"], p["rs"], p["rep"], p["weight"], p.get("logical_time"))
+                        p["request_sizes"], p["rs"], p["rep"], p["weight"], p.get("logical_time"),
+                        p.get("gap_comm"))
                        for p in m["phases"]],
             "runs": m["runs"], "order": m["order"], "np": m["application"]["np"],
             "files": [(f["access_type"], f["role"], f["np"], f["iof_size"], f["inf_size"], f["size"],
@@ -214,6 +216,14 @@ def test_cli_writes_a_model_every_command_reads(models, tmp_path):
                                   "-o", str(tmp_path / "s.json"), "-q"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert load_model(tmp_path / "s.json")["phases"][0]["rs"] == 163840
+    # an extrapolated model as an input: its size is its own, not its recorded command line's (16)
+    again = subprocess.run(IOMODEL + ["extrapolate", str(tmp_path / "s.json"), *ins[:2], "--np", "16",
+                                      "--size", "32", "--size-arg", "2", "-o", str(tmp_path / "t.json"), "-q"],
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    t = load_model(tmp_path / "t.json")
+    assert [x["size"] for x in t["source"]["extrapolated"]["from"]] == [32, 16, 16]
+    assert t["phases"][0]["weight"] == 40 * 32 ** 3
     bad = subprocess.run(IOMODEL + ["extrapolate", ins[0], "--np", "8", "--size", "32", "--size-arg", "9"],
                          capture_output=True, text=True)
     assert bad.returncode == 2
@@ -257,3 +267,30 @@ def test_two_files_written_in_turn(models):
     assert [(p["file"], p["offsets"]["first"], p["offsets"]["per_rank"]) for p in ext["phases"]] == \
         [x for k in range(4) for x in ((0, k * 16 * 4096, 4096), (1, k * 4096, 16384))]
     assert [(f["size"], f["extent"]) for f in ext["files"]] == [(262144, 262144)] * 2
+
+
+def test_s3d_like_at_a_grid_between(models):
+    """From 16^3 (np 2, 4) and 32^3 (np 2) to 24^3 at np 4: two sizes let many laws through for the
+    read-back's weight (512 + 8 * 16 * s^3, or a line), its request sizes' laws (512 and 8 * s^3
+    a variable) are exact: 5 reads of 512 + 16 * 8 * 24^3 = 1769984 B."""
+    ins = [models("s3d_like", 2), models("s3d_like", 4), models("s3d_like-32", 2)]
+    ext = extrapolate(ins, 4, size=24, sizes=[16, 16, 32])
+    assert shape(ext) == shape(models("s3d_like-24", 4)[1])
+    assert [f["size"] for f in ext["files"]] == [512 + 16 * 8 * 24 ** 3] * 5
+
+
+def test_exact_weight_kept_where_it_does_not_divide(models):
+    """btio_like 24^3 at np 7: 40 * 24^3 = 552960 B a dump, 78994.3 a process; the groups add up."""
+    ins = [models("btio_like", 2), models("btio_like", 4), models("btio_like-32", 2)]
+    ext = extrapolate(ins, 7, size=24, sizes=[16, 16, 32])
+    for p in ext["phases"]:
+        assert p["weight"] == 552960 * p["rep"] and p["rs"] == 78994
+        assert sum(g["rs"] * len(parse_ranks(g["ranks"])) for g in p["rs_groups"]) * p["rep"] == p["weight"]
+    assert ext["files"][0]["size"] == 3 * 552960
+
+
+def test_np_and_size_together_refused(models):
+    with pytest.raises(ExtrapolationError, match=r"change np and size together \(np 2 size 16, np 4 size 32\)"):
+        extrapolate([models("btio_like", 2), models("btio_like-32", 4)], 8, size=32, sizes=[16, 32])
+    with pytest.raises(ExtrapolationError, match="at sizes 16, 32: give the target's with --size"):
+        extrapolate([models("btio_like", 2), models("btio_like-32", 4)], 8, sizes=[16, 32])
