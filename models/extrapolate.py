@@ -49,10 +49,12 @@ class _Job:
         self.near = min(range(len(self.models)), key=lambda i: (
             abs(math.log(self.size[i] / self.target[1])), abs(math.log(self.np[i] / np_)), -self.np[i]))
 
-    def law(self, field, values, integer=True, affine=True, mean=False, exact_only=False):
-        """The target's value of one number, or None (then the caller assumes)."""
-        f = fit(self.np, self.size, values, integer=integer, affine=affine, target=self.target,
-                best=not integer)
+    def law(self, field, values, integer=True, affine=True, mean=False, exact_only=False, only=None):
+        """The target's value of one number, or None (then the caller assumes);
+        only: the inputs to fit it on (default all)."""
+        only = range(len(values)) if only is None else only
+        f = fit([self.np[i] for i in only], [self.size[i] for i in only], [values[i] for i in only],
+                integer=integer, affine=affine, target=self.target, best=not integer)
         self.fits[field] = f
         if f is None or (exact_only and not f.exact):
             return None
@@ -210,6 +212,10 @@ def _offsets(job, where, reps, firsts, steps, per_rep):
     if "piece" in near:
         vals = [o.get("piece") for o in offs]
         v = job.law(f"{where}.offsets.piece", vals, affine=False, exact_only=True) if None not in vals else None
+        same = [i for i, n in enumerate(job.np) if n == job.target[0] and vals[i] is not None]
+        if not v and len({job.size[i] for i in same}) > 1:
+            # a view's pieces at the target's np, over sizes: the same split of a larger grid
+            v = job.law(f"{where}.offsets.piece", vals, affine=False, exact_only=True, only=same)
         out["piece"] = v if v else job.assume(f"{where}.offsets.piece", near["piece"],
                                               "a view's pieces depend on how the processes split the data")
     if "nested" in near:

@@ -22,6 +22,7 @@ PAPER = ROOT / "models" / "examples"
 
 # name -> (program, its arguments after OUTDIR)
 APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
+        "btio_like-24": ("btio_like", "24", "24", "24", "3"),
         "btio_like-32": ("btio_like", "32", "32", "32", "3"),
         "s3d_like": ("s3d_like", "blocking"),
         "s3d_like-24": ("s3d_like", "blocking", "24", "24", "24"),
@@ -294,3 +295,14 @@ def test_np_and_size_together_refused(models):
         extrapolate([models("btio_like", 2), models("btio_like-32", 4)], 8, size=32, sizes=[16, 32])
     with pytest.raises(ExtrapolationError, match="at sizes 16, 32: give the target's with --size"):
         extrapolate([models("btio_like", 2), models("btio_like-32", 4)], 8, sizes=[16, 32])
+
+
+def test_btio_like_pieces_at_a_grid_between(models):
+    """At np 4 a view's piece is 40 B x s x s/2 (X whole, Y halved), fitted on the np-4 inputs
+    at 16^3 and 32^3: 11520 B at 24^3, as the real trace's."""
+    ins = [models("btio_like", 2), models("btio_like", 4), models("btio_like-32", 2), models("btio_like-32", 4)]
+    ext = extrapolate(ins, 4, size=24, sizes=[16, 16, 32, 32])
+    real = models("btio_like-24", 4)[1]
+    assert shape(ext) == shape(real)
+    assert [p["offsets"]["piece"] for p in ext["phases"]] == [p["offsets"]["piece"] for p in real["phases"]] \
+        == [20 * 24 ** 2] * 4
