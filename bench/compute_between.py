@@ -73,6 +73,19 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def storage(path):
+    """What decides when written data reaches the device: the file system's mount options
+    and the kernel's dirty-page limits."""
+    best = ("", "")
+    for line in Path("/proc/mounts").read_text().splitlines():
+        dev, mnt, fs, opts = line.split()[:4]
+        if os.path.realpath(path).startswith(mnt) and len(mnt) > len(best[0]):
+            best = (mnt, f"{fs} {opts}")
+    vm = {k: int(Path(f"/proc/sys/vm/{k}").read_text()) for k in
+          ("dirty_bytes", "dirty_background_bytes", "dirty_ratio", "dirty_background_ratio")}
+    return {"mount": best[1], "vm": vm}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/dev/shm", help="where the files go (default: %(default)s)")
@@ -98,7 +111,7 @@ def main():
                 rows[s].append(write_phases(m))
                 models[s] = path
                 print(f"pair {k}, steps {s}: {[round(x[0] * 1e3, 2) for x in rows[s][-1]]} ms", file=sys.stderr)
-        result = {"machine": machine(), "dir": args.dir, "grid": args.grid, "dumps": args.dumps, "np": args.np,
+        result = {"machine": machine(), "dir": args.dir, "storage": storage(args.dir), "grid": args.grid, "dumps": args.dumps, "np": args.np,
                   "pairs": args.pairs, "settings": {}}
         for s in steps:
             flat = [x for run in rows[s] for x in run]
