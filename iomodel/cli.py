@@ -240,6 +240,10 @@ def _input_sizes(args, models):
         if sizes[-1] <= 0:
             raise ValueError(f"{path}: argument {args.size_arg} of its command line is {arg}, "
                              "not a positive size")
+    if len(set(sizes)) == 1 and args.size is not None and args.size != sizes[0]:
+        raise ValueError(f"argument {args.size_arg} of every model's command line is {sizes[0]:g}, so a "
+                         f"law in it cannot reach --size {args.size:g}: is it the size argument? "
+                         "(0 is the program)")
     return sizes
 
 

@@ -230,6 +230,11 @@ def test_cli_writes_a_model_every_command_reads(models, tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.strip() == f"iomodel: error: {ins[0]}: its command line (" + " ".join(
         load_model(ins[0])["application"]["command"]) + ") has no argument 9 (0 is the program)"
+    steps = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "8", "--size", "32", "--size-arg", "5"],
+                           capture_output=True, text=True)
+    assert (steps.returncode, steps.stderr.strip()) == (2, "iomodel: error: argument 5 of every model's "
+                                                        "command line is 3, so a law in it cannot reach "
+                                                        "--size 32: is it the size argument? (0 is the program)")
     both = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "8", "--sizes", "16,32", "--size-arg", "2"],
                           capture_output=True, text=True)
     assert (both.returncode, both.stderr.strip()) == \
