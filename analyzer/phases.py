@@ -518,7 +518,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         align_by_clock(bursts, len(ops.routines))
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls, nested, lower)
+    phases, order = _phases(ops, bursts, mixed, calls, nested, lower,
+                            permute=workers.permute if workers is not None else None)
     del bursts, calls
     for ph in phases:
         if groups[ph["file"]]["unique"]:
@@ -550,6 +551,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
     return validate(model)
 
 
+# phases x phases (or keys x ranks) up to which a dense table replaces a sort
+MAX_DENSE_CELLS = 1 << 25
 MAX_ALIGN_CELLS = 4_000_000     # bursts x bursts of one key beyond which the k-th pairing stays
 
 
@@ -565,14 +568,7 @@ def align_by_clock(b, nroutines):
     if not len(b["rank"]):
         return
     key = _burst_key(b, nroutines)
-    width = int(b["rank"].max()) + 1
-    kr = key * width + b["rank"]
-    uk, counts = np.unique(kr, return_counts=True)
-    keys = uk // width
-    lo = np.minimum.reduceat(counts, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]))
-    hi = np.maximum.reduceat(counts, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]))
-    uneven = np.unique(keys)[lo != hi]
-    for k in uneven.tolist():
+    for k in _uneven_keys(key, b["rank"]).tolist():
         sel = np.flatnonzero(key == k)
         if (b["collective"][sel] == 1).any():   # all the communicator's processes make those
             continue
@@ -584,6 +580,26 @@ def align_by_clock(b, nroutines):
             if len(mine) == len(ref_lc) or len(mine) * len(ref_lc) > MAX_ALIGN_CELLS:
                 continue
             b["k"][mine] = _nearest_in_order(b["lc0"][mine].astype(float), ref_lc)
+
+
+def _uneven_keys(key, rank):
+    """The burst keys of which the processes that have any have different numbers."""
+    width = int(rank.max()) + 1
+    top = int(key.max()) + 1
+    dense = np.zeros(top, bool)
+    dense[key] = True
+    keys = np.flatnonzero(dense)
+    if top > MAX_DENSE_CELLS or len(keys) * width > MAX_DENSE_CELLS:
+        uk, counts = np.unique(key * width + rank, return_counts=True)
+        by_key = np.flatnonzero(np.r_[True, uk[1:] // width != uk[:-1] // width])
+        lo, hi = np.minimum.reduceat(counts, by_key), np.maximum.reduceat(counts, by_key)
+        return (uk[by_key] // width)[lo != hi]
+    index = np.zeros(top, np.int64)              # key -> its row: a table, not a sort of the bursts
+    index[keys] = np.arange(len(keys))
+    counts = np.bincount(index[key] * width + rank, minlength=len(keys) * width).reshape(len(keys), width)
+    present = counts > 0
+    lo = np.where(present, counts, np.iinfo(np.int64).max).min(axis=1)
+    return keys[lo != counts.max(axis=1)]
 
 
 def _nearest_in_order(x, ref):
@@ -649,12 +665,13 @@ def _aggregators(lower, phase, ranks, busy):
     return out
 
 
-def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None, permute=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
     are looked at burst by burst.  `calls`: the collective calls' last entry
-    and last exit (_collective_calls), for the collective phases' io_time_s."""
+    and last exit (_collective_calls), for the collective phases' io_time_s.
+    `permute(b, order)`: the bursts put in order elsewhere (the workers)."""
     nb = len(b["rank"])
     if not nb:
         return [], []
@@ -672,7 +689,10 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
     phase_of[order] = phase_sorted
     edges = _order_edges(b, phase_of, nph)       # from the bursts in rank order
     del phase_of
-    _sort_in_place(b, order)                      # from here on, by phase then rank
+    if permute is not None:                       # from here on, by phase then rank
+        permute(b, order)
+    else:
+        _sort_in_place(b, order)
     inverse = np.empty(nb, np.int64)
     inverse[order] = np.arange(nb)
     mixed = {int(inverse[k]): v for k, v in mixed.items()}
@@ -881,7 +901,13 @@ def _order_edges(b, phase_of, nphases):
     same = b["rank"][1:] == b["rank"][:-1]
     src, dst = phase_of[:-1][same], phase_of[1:][same]
     keep = src != dst
-    pairs = np.unique(src[keep].astype(np.int64) * nphases + dst[keep])
+    pair = src[keep].astype(np.int64) * nphases + dst[keep]
+    if nphases * nphases <= MAX_DENSE_CELLS:      # a table of every pair: no sort of millions
+        seen = np.zeros(nphases * nphases, bool)
+        seen[pair] = True
+        pairs = np.flatnonzero(seen)
+    else:
+        pairs = np.unique(pair)
     return [(int(p // nphases), int(p % nphases)) for p in pairs]
 
 
