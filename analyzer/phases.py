@@ -586,9 +586,10 @@ def _uneven_keys(key, rank):
     """The burst keys of which the processes that have any have different numbers."""
     width = int(rank.max()) + 1
     top = int(key.max()) + 1
-    dense = np.zeros(top, bool)
-    dense[key] = True
-    keys = np.flatnonzero(dense)
+    if top <= MAX_DENSE_CELLS:
+        dense = np.zeros(top, bool)
+        dense[key] = True
+        keys = np.flatnonzero(dense)
     if top > MAX_DENSE_CELLS or len(keys) * width > MAX_DENSE_CELLS:
         uk, counts = np.unique(key * width + rank, return_counts=True)
         by_key = np.flatnonzero(np.r_[True, uk[1:] // width != uk[:-1] // width])
