@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 OPS_SCHEMA = pa.schema([
     ("rank", pa.int32()), ("path", pa.string()), ("write", pa.bool_()), ("routine", pa.string()),
@@ -87,7 +86,7 @@ class Ops:
         self.run_time_s = run_time_s
         self.source = source or {}
         self.final_lclock = final_lclock
-        self.has_clock = table is None or (len(table) > 0 and pc.min(table["lclock"]).as_py() >= 0)
+        self.has_clock = table is None or (len(table) > 0 and _compute().min(table["lclock"]).as_py() >= 0)
         if ranks is None:
             ranks, paths, routines = _split_table(table)
         self.ranks, self.paths, self.routines = ranks, paths, routines
@@ -155,9 +154,16 @@ def _split_table(table):
     return ranks, path.dictionary.to_pylist(), routine.dictionary.to_pylist()
 
 
+def _compute():
+    """pyarrow.compute, imported where used: importing it takes a share of every analysis's start."""
+    import pyarrow.compute as pc
+    return pc
+
+
 def _join_ranks(ops):
     """Per-rank columns -> one OPS_SCHEMA table."""
     from .trace import routine_traits
+    pc = _compute()
     cat = {k: np.concatenate([getattr(r, k) for r in ops.ranks]) if ops.ranks else np.zeros(0)
            for k in RANK_COLUMNS}
     rank = np.concatenate([np.full(len(r), r.rank, np.int32) for r in ops.ranks]) if ops.ranks \

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from iomodel.outputs import atomic_path
 
@@ -394,6 +393,7 @@ class Trace:
         return events, extents
 
     def to_parquet(self, outdir):
+        import pyarrow.parquet as pq     # only here: it takes a share of every command's start
         out = Path(outdir)
         out.mkdir(parents=True, exist_ok=True)
         for name in ("events", "files", "views", "ranks", "extents"):
