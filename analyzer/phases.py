@@ -552,7 +552,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
     return validate(model)
 
 
-# phases x phases (or keys x ranks) up to which a dense table replaces a sort
+# phases x phases (or keys x ranks) below which a dense table replaces a sort
 MAX_DENSE_CELLS = 1 << 25
 MAX_ALIGN_CELLS = 4_000_000     # bursts x bursts of one key beyond which the k-th pairing stays
 
@@ -687,7 +687,7 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, permute=None):
     nph = len(head)
     count = np.diff(np.r_[head, nb])
     phase_sorted = np.repeat(np.arange(nph), count)
-    phase_of = np.empty(nb, np.int64)
+    phase_of = np.empty(nb, np.int32 if nph < 1 << 31 else np.int64)
     phase_of[order] = phase_sorted
     edges = _order_edges(b, phase_of, nph)       # from the bursts in rank order
     del phase_of
@@ -900,16 +900,19 @@ def _order_edges(b, phase_of, nphases):
     """Pairs (x, y): phase y follows phase x on some rank."""
     if len(phase_of) < 2:
         return []
-    same = b["rank"][1:] == b["rank"][:-1]
-    src, dst = phase_of[:-1][same], phase_of[1:][same]
-    keep = src != dst
-    pair = src[keep].astype(np.int64) * nphases + dst[keep]
-    if nphases * nphases <= MAX_DENSE_CELLS:      # a table of every pair: no sort of millions
-        seen = np.zeros(nphases * nphases, bool)
+    cells = nphases * nphases
+    moved = (b["rank"][1:] == b["rank"][:-1]) & (phase_of[:-1] != phase_of[1:])
+    if cells < MAX_DENSE_CELLS:
+        # a table of every pair (the last cell for none): no sort of millions, and
+        # no copies of the bursts' phases (each a fresh page-faulted array)
+        pair = np.multiply(phase_of[:-1], nphases, dtype=np.int32)
+        pair += phase_of[1:].astype(np.int32, copy=False)
+        pair[~moved] = cells
+        seen = np.zeros(cells + 1, bool)
         seen[pair] = True
-        pairs = np.flatnonzero(seen)
+        pairs = np.flatnonzero(seen[:cells])
     else:
-        pairs = np.unique(pair)
+        pairs = np.unique(phase_of[:-1][moved].astype(np.int64) * nphases + phase_of[1:][moved])
     return [(int(p // nphases), int(p % nphases)) for p in pairs]
 
 
