@@ -116,7 +116,7 @@ def _remap(r, path_map, routine_map, shift):
             r.lower["t_end"] = r.lower["t_end"] + shift
 
 
-def _serve(conn, sources, fd, order_fd):
+def _serve(conn, sources, fd):
     """A worker: read the ranks of `sources`, then answer the analyzer's passes."""
     try:
         origins = []
@@ -165,7 +165,6 @@ def _serve(conn, sources, fd, order_fd):
                 calls = _merge_calls(calls, c)
                 busy.append((r.rank, t))
         conn.send(("bursts", mixed, nested, calls, busy))
-        _permute(conn, fd, order_fd, total)
     except BaseException:   # noqa: B036 - anything: the analyzer goes serial
         try:
             conn.send(("error", traceback.format_exc()))
@@ -173,28 +172,6 @@ def _serve(conn, sources, fd, order_fd):
             pass
     finally:
         conn.close()
-
-
-def _permute(conn, fd, order_fd, total):
-    """The analyzer's last request: the columns `fields` of the shared bursts
-    put in place in the order it wrote to `order_fd` (by phase:
-    analyzer/phases.py's _phases), through this worker's own scratch memory
-    (faulting in fresh shared pages would cost more than the permutation)."""
-    fields = conn.recv()
-    scratch = {}
-    with _Columns(fd, total) as cols:
-        omap = mmap.mmap(order_fd, 8 * max(total, 1))
-        try:
-            order = np.frombuffer(omap, np.int64, total)
-            for f in fields:
-                col = cols[f]
-                tmp = scratch.setdefault(col.dtype.itemsize, np.empty(total, col.dtype)).view(col.dtype)
-                np.take(col, order, out=tmp)
-                col[:] = tmp
-            del order, col
-        finally:
-            omap.close()
-    conn.send(("permuted",))
 
 
 RECORD_BYTES = sum(np.dtype(t).itemsize for t in BURST_DTYPES.values())
@@ -233,11 +210,9 @@ class RankWorkers:
         self.conns, self.procs = [], []
         # the bursts come back through memory the workers share with the analyzer
         self.fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
-        # ... and are put in order by phase (permute) in place, as this one says
-        self.order_fd = os.memfd_create("iomodel-order", os.MFD_CLOEXEC)
         for block in split_sources(sources, jobs):
             mine, theirs = ctx.Pipe()
-            p = ctx.Process(target=_serve, args=(theirs, block, self.fd, self.order_fd), daemon=True)
+            p = ctx.Process(target=_serve, args=(theirs, block, self.fd), daemon=True)
             p.start()
             theirs.close()
             self.conns.append(mine)
@@ -245,7 +220,6 @@ class RankWorkers:
 
     def close(self):
         os.close(self.fd)
-        os.close(self.order_fd)
         for c in self.conns:
             c.close()
         for p in self.procs:
@@ -357,7 +331,6 @@ class RankWorkers:
         for c, d in zip(self.conns, dests):
             c.send((at, d))
         got = [self._recv(c, "bursts") for c in self.conns]
-        self.total = at
         cols = _Columns(self.fd, at).cols    # the map lives as long as its columns
         mixed, nested, calls, busy = {}, {}, None, []
         for m, nst, c, t in got:
@@ -366,25 +339,3 @@ class RankWorkers:
             calls = _merge_calls(calls, c)
             busy += t
         return cols, mixed, nested, calls, [t for _, t in sorted(busy)]
-
-    def permute(self, b, order):
-        """The bursts `b` (bursts()' columns, and the analyzer's own) put in
-        `order`, in place: each worker permutes its share of the shared
-        columns (by bytes), the analyzer its own."""
-        n = len(order)
-        os.ftruncate(self.order_fd, 8 * max(n, 1))
-        with mmap.mmap(self.order_fd, 8 * max(n, 1)) as omap:
-            np.frombuffer(omap, np.int64, n)[:] = order
-        shares = [[] for _ in self.conns]
-        load = [0] * len(self.conns)
-        for f in sorted(BURST_DTYPES, key=lambda f: -np.dtype(BURST_DTYPES[f]).itemsize):
-            w = load.index(min(load))
-            shares[w].append(f)
-            load[w] += np.dtype(BURST_DTYPES[f]).itemsize
-        for c, fields in zip(self.conns, shares):
-            c.send(fields)
-        for f in b:
-            if f not in BURST_DTYPES:
-                b[f] = b[f][order]
-        for c in self.conns:
-            self._recv(c, "permuted")

@@ -519,8 +519,7 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         align_by_clock(bursts, len(ops.routines))
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls, nested, lower,
-                            permute=workers.permute if workers is not None else None)
+    phases, order = _phases(ops, bursts, mixed, calls, nested, lower)
     del bursts, calls
     for ph in phases:
         if groups[ph["file"]]["unique"]:
@@ -667,13 +666,12 @@ def _aggregators(lower, phase, ranks, busy):
     return out
 
 
-def _phases(ops, b, mixed, calls=None, nested=None, lower=None, permute=None):
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
     are looked at burst by burst.  `calls`: the collective calls' last entry
-    and last exit (_collective_calls), for the collective phases' io_time_s.
-    `permute(b, order)`: the bursts put in order elsewhere (the workers)."""
+    and last exit (_collective_calls), for the collective phases' io_time_s."""
     nb = len(b["rank"])
     if not nb:
         return [], []
@@ -691,10 +689,7 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, permute=None):
     phase_of[order] = phase_sorted
     edges = _order_edges(b, phase_of, nph)       # from the bursts in rank order
     del phase_of
-    if permute is not None:                       # from here on, by phase then rank
-        permute(b, order)
-    else:
-        _sort_in_place(b, order)
+    _sort_in_place(b, order)                      # from here on, by phase then rank
     inverse = np.empty(nb, np.int64)
     inverse[order] = np.arange(nb)
     mixed = {int(inverse[k]): v for k, v in mixed.items()}
