@@ -2,11 +2,13 @@
 DIR/job.iot holds every rank's trace image, each exactly the bytes its rank
 file held at MPI_Finalize, found through an index; DIR/rank-N.iot.after, if
 there, continues rank N's image with the chunks it wrote after MPI_Finalize.
-An image is stored raw or encoded (ENC_PLANES: each event chunk's records, and
-each chunk of buffer records alone, as byte planes of their fields, offsets and
-logical clocks as differences, a call's start as the time since the call
-before ended, the whole deflated); decoding gives back the rank file's bytes exactly, which
-its chunks' checksums then confirm.  Each image is read when reached, so
+An image is stored raw or encoded (each event chunk's records, and each chunk
+of buffer records alone, as byte planes of their fields, offsets and logical
+clocks as differences, a call's start as the time since the call before
+ended; the whole compressed with zstd, in frames of ZSTD_FRAME raw bytes:
+ENC_PLANES_ZSTD, or deflated by a tracer built without libzstd: ENC_PLANES);
+decoding gives back the rank file's bytes exactly, which its chunks'
+checksums then confirm.  Each image is read when reached, so
 memory holds one rank at a time."""
 import os
 import struct
@@ -24,7 +26,10 @@ JOB_MAGIC = b"IOMJOB\0\0"
 JOB_VERSIONS = (1,)
 JOB_HEADER = struct.Struct("<8sIIIIQ")    # magic, version, header size, nranks, entry size, index offset
 JOB_ENTRY = struct.Struct("<QQIIQ")       # offset, size, encoding, reserved, raw size
-ENC_RAW, ENC_PLANES = 0, 1
+ENC_RAW, ENC_PLANES, ENC_PLANES_ZSTD = 0, 1, 2
+ZSTD_FRAME = 4 << 20                      # raw bytes per zstd frame (tracer/jobfile.c)
+ZSTD_LEVEL = 3
+FRAME_HEAD = struct.Struct("<II")         # a zstd frame's compressed and raw sizes
 FILE_HEADER_SIZE = struct.Struct("<I")    # at byte 12 of a rank's image
 CHUNK_HEAD = struct.Struct("<IHHQQ")      # magic, type, header size, payload length, count
 CHUNK_HEAD_SIZE, CHUNK_EVENTS, CHUNK_META, IN_PLANES = 56, 1, 2, 0x100
@@ -107,18 +112,36 @@ def planes(image):
     return bytes(img)
 
 
-def write_job(path, images):
+def _zstd():
+    import pyarrow as pa
+    return pa
+
+
+def zstd_frames(data):
+    """`data` compressed as the tracer does (ENC_PLANES_ZSTD): frames of
+    ZSTD_FRAME raw bytes, each after its compressed and raw sizes."""
+    codec = _zstd().Codec("zstd", compression_level=ZSTD_LEVEL)
+    out = []
+    for at in range(0, max(len(data), 1), ZSTD_FRAME):
+        raw = data[at:at + ZSTD_FRAME]
+        c = codec.compress(raw, asbytes=True)
+        out += [FRAME_HEAD.pack(len(c), len(raw)), c]
+    return b"".join(out)
+
+
+def write_job(path, images, encoding=ENC_PLANES_ZSTD):
     """A job file of the rank images given (an iterable, in rank order; each is
     encoded as it comes, so memory holds one raw image at a time), each stored
-    ENC_PLANES.  Returns the file's size."""
+    in `encoding` (ENC_PLANES_ZSTD as the tracer, or ENC_PLANES, deflated, as
+    one built without libzstd).  Returns the file's size."""
     coded, raw = [], []
     for img in images:
-        coded.append(zlib.compress(planes(img), 1))
+        coded.append(zstd_frames(planes(img)) if encoding == ENC_PLANES_ZSTD else zlib.compress(planes(img), 1))
         raw.append(len(img))
     head = JOB_HEADER.size + len(coded) * JOB_ENTRY.size
     index, at = [], head
     for n, c in zip(raw, coded):
-        index.append(JOB_ENTRY.pack(at, len(c), ENC_PLANES, 0, n))
+        index.append(JOB_ENTRY.pack(at, len(c), encoding, 0, n))
         at += len(c)
     with open(path, "wb") as f:
         f.write(JOB_HEADER.pack(JOB_MAGIC, 1, JOB_HEADER.size, len(coded), JOB_ENTRY.size, JOB_HEADER.size))
@@ -128,19 +151,60 @@ def write_job(path, images):
     return at
 
 
-def decode_planes(data, limit=None):
-    """An ENC_PLANES image, inflated (to at most `limit` + 1 bytes), with the
-    records of its chunks marked IN_PLANES put back (and the marks taken off),
-    and whether the stream was whole (a cut one gives what it holds)."""
-    inflate = zlib.decompressobj()
-    img = bytearray(inflate.decompress(data, 0 if limit is None else limit + 1))
+class Undecodable(ValueError):
+    """A compressed image that does not decompress."""
+
+
+def _unzstd(data, limit):
+    """ENC_PLANES_ZSTD's frames decompressed, to at most `limit` + 1 bytes, and
+    whether they were whole (a cut one: the frames before it)."""
+    pa = _zstd()
+    codec = pa.Codec("zstd")
+    out, at = [], 0
+    got = 0
+    while at < len(data) and (limit is None or got <= limit):
+        if at + FRAME_HEAD.size > len(data):
+            return b"".join(out), False
+        csize, rsize = FRAME_HEAD.unpack_from(data, at)
+        if rsize > ZSTD_FRAME:
+            raise Undecodable(f"a frame of {rsize} bytes at byte {at}, more than the {ZSTD_FRAME} one holds")
+        frame = data[at + FRAME_HEAD.size:at + FRAME_HEAD.size + csize]
+        if len(frame) < csize:
+            return b"".join(out), False
+        try:
+            raw = codec.decompress(frame, decompressed_size=rsize, asbytes=True)
+        except (OSError, pa.ArrowException) as e:
+            raise Undecodable(f"the frame at byte {at} does not decompress ({e})") from None
+        if len(raw) != rsize:
+            raise Undecodable(f"the frame at byte {at} decompresses to {len(raw)} bytes, not {rsize}")
+        out.append(raw)
+        got += rsize
+        at += FRAME_HEAD.size + csize
+    return b"".join(out), True
+
+
+def decode_planes(data, limit=None, encoding=ENC_PLANES):
+    """An image in planes (ENC_PLANES, deflated, or ENC_PLANES_ZSTD)
+    decompressed (to at most `limit` + 1 bytes), with the records of its
+    chunks marked IN_PLANES put back (and the marks taken off), and whether
+    the stream was whole (a cut one gives what it holds)."""
+    if encoding == ENC_PLANES_ZSTD:
+        img, whole = _unzstd(data, limit)
+        img = bytearray(img)
+    else:
+        inflate = zlib.decompressobj()
+        try:
+            img = bytearray(inflate.decompress(data, 0 if limit is None else limit + 1))
+        except zlib.error as e:
+            raise Undecodable(f"it does not inflate ({e})") from None
+        whole = inflate.eof
     for at, ctype, plen, count in _chunks(img):
         start = at + CHUNK_HEAD_SIZE
         layout = LAYOUTS.get(ctype & ~IN_PLANES) if ctype & IN_PLANES else None
         if layout and plen == count * layout[0]:
             img[start:start + plen] = _from_planes(img[start:start + plen], count, *layout)
             struct.pack_into("<H", img, at + 4, ctype & ~IN_PLANES)
-    return bytes(img), inflate.eof
+    return bytes(img), whole
 
 
 class JobImage:
@@ -166,17 +230,26 @@ class JobImage:
         with open(self.job, "rb") as f:   # a cut file gives less: the parse says where
             f.seek(self.offset)
             data = f.read(max(0, min(self.size, os.fstat(f.fileno()).st_size - self.offset)))
-        if self.encoding == ENC_PLANES:
-            # the index's raw size bounds the inflating (deflate packs at most
-            # 1032 bytes into one: a larger claim is damage, not a trace)
-            if self.raw_size > 1032 * max(len(data), 1) + 1024:
+        if self.encoding in (ENC_PLANES, ENC_PLANES_ZSTD):
+            # the index's raw size bounds the decompressing (deflate packs at
+            # most 1032 bytes into one; a zstd frame holds at most ZSTD_FRAME:
+            # a larger claim is damage, not a trace)
+            if self.encoding == ENC_PLANES and self.raw_size > 1032 * max(len(data), 1) + 1024:
                 raise TraceError(str(self), None, f"corrupt index: a raw size of {self.raw_size} bytes "
                                  f"for {len(data)} compressed ones")
+            if self.encoding == ENC_PLANES_ZSTD and \
+                    self.raw_size > ZSTD_FRAME * (len(data) // FRAME_HEAD.size + 1):
+                raise TraceError(str(self), None, f"corrupt index: a raw size of {self.raw_size} bytes "
+                                 f"for {len(data)} compressed ones")
+            got = len(data)
             try:
-                data, whole = decode_planes(data, self.raw_size)
-            except zlib.error as e:
-                raise TraceError(str(self), 0, f"corrupt: the compressed trace does not inflate ({e})") \
+                data, whole = decode_planes(data, self.raw_size, self.encoding)
+            except Undecodable as e:
+                raise TraceError(str(self), 0, f"corrupt: the compressed trace does not decompress: {e}") \
                     from None
+            if not whole and not data:
+                raise TraceError(str(self), 0, f"truncated: the job file ends {got} bytes into this "
+                                 f"rank's {self.size} compressed ones, before their first whole frame")
             if whole and len(data) != self.raw_size:
                 raise TraceError(str(self), len(data), f"corrupt: the trace inflates to {len(data)} "
                                  f"bytes, not the index's {self.raw_size}")

@@ -155,7 +155,7 @@ def mutate_job_file(data, rnd):
         entries = [list(JOB_ENTRY.unpack_from(buf, index + r * JOB_ENTRY.size)) for r in range(nranks)]
         r = rnd.randrange(nranks)
         off, size, enc, _, _ = entries[r]
-        image = decode_planes(bytes(buf[off:off + size]))[0] if enc == 1 else bytes(buf[off:off + size])
+        image = decode_planes(bytes(buf[off:off + size]), encoding=enc)[0] if enc else bytes(buf[off:off + size])
         image = mutate_rank_file(image, rnd)
         buf[off:off + size] = image
         entries[r][1:3], entries[r][4] = [len(image), 0], len(image)

@@ -2,11 +2,11 @@
 """Trace bytes per event and files per job: rank files against one job file.
 
 Each workload runs under `iomodel trace` (4 ranks, and one on 64), in alternating pairs:
-with IOMODEL_JOIN=1 (one deflated job.iot at MPI_Finalize) and IOMODEL_JOIN=0
+with IOMODEL_JOIN=1 (one compressed job.iot at MPI_Finalize) and IOMODEL_JOIN=0
 (a raw rank-NNNNNN.iot per rank).  For each: the events, the trace's bytes and
 files, the run's wall time (median of the pairs; the joined run's time
 includes the copy at MPI_Finalize) and the time to read the trace's events
-table (`Trace(dir).events`: inflated, linked); the two traces' events are checked equal
+table (`Trace(dir).events`: decompressed, linked); the two traces' events are checked equal
 but for times.  Writes bench/results/trace-bytes.json and the table between the
 <!-- bench:trace-bytes --> markers of docs/performance.md.
 

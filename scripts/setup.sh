@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what iomodel needs and build it; safe to run again (it only does what is missing).
-#   system: Open MPI and MPICH, gfortran, CMake, a C compiler, zlib, Python venv (apt-get, when root);
+#   system: Open MPI and MPICH, gfortran, CMake, a C compiler, zlib, zstd, Python venv (apt-get, when root);
 #           Open MPI stays the default mpicc/mpirun (Debian's alternatives rank it first)
 #   Python: .venv in the checkout with numpy, pyarrow, networkx, pyyaml, pytest, hypothesis, mpi4py,
 #           darshan and matplotlib (optional for users: the `darshan` and `plot` extras; the tests use both)
@@ -22,6 +22,7 @@ command -v cmake   >/dev/null || missing+=(cmake)
 command -v cc      >/dev/null || missing+=(gcc)
 command -v make    >/dev/null || missing+=(make)
 [[ -f /usr/include/zlib.h ]]     || missing+=(zlib1g-dev)
+[[ -f /usr/include/zstd.h ]]     || missing+=(libzstd-dev)   # the job file's compressor (else deflate)
 command -v python3 >/dev/null || missing+=(python3)
 if command -v python3 >/dev/null; then
   python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)

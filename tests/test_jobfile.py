@@ -8,10 +8,11 @@ import struct
 import subprocess
 import zlib
 
+import pyarrow as pa
 import pytest
 
 from conftest import BOTH_MPIS, IOMODEL
-from iomodel.analyzer.jobfile import job_images, planes
+from iomodel.analyzer.jobfile import ENC_PLANES, ENC_PLANES_ZSTD, ZSTD_FRAME, job_images, planes, write_job
 from test_posix import events, facts, model_of
 
 HEADER, ENTRY = struct.Struct("<8sIIIIQ"), struct.Struct("<QQIIQ")
@@ -42,9 +43,10 @@ def test_one_file_per_job(traced, tmp_path):
     Joined: job.iot and, per rank, the open, write (512 B) and close of its
     summary after MPI_Finalize in rank-N.iot.after; a 32-byte header, 3 index
     entries of 32 bytes, the images back to back from byte 128 in rank order,
-    each deflated byte planes (encoding 1) that inflate to the index's raw size
-    and to a whole rank file of that rank (its chunks' checksums hold).  Both
-    layouts give the same events and the same model."""
+    each byte planes in one zstd frame (encoding 2: the frame's compressed and
+    raw sizes, then the frame) that decompress to the index's raw size and to a
+    whole rank file of that rank (its chunks' checksums hold).  Both layouts
+    give the same events and the same model."""
     joined = aside(traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "3"}), tmp_path / "joined")
     apart = traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "4"})
     assert sorted(p.name for p in joined.trace_dir.iterdir()) == [
@@ -57,11 +59,15 @@ def test_one_file_per_job(traced, tmp_path):
     at = 32 + 3 * 32
     images = job_images(joined.trace_dir / "job.iot")
     for r, (offset, size, encoding, raw_size) in enumerate(entries):
-        assert (offset, encoding) == (at, 1)          # deflated byte planes
+        assert (offset, encoding) == (at, 2)          # byte planes in zstd
         image = images[r].read_bytes()[:raw_size]     # without the .after chunks
         assert len(image) == raw_size and image[:8] == b"IOMTRACE"
-        # the tracer's planes are those the reader's own encoder makes of the image
-        assert zlib.decompress(data[offset:offset + size]) == planes(image)
+        # one frame (the image is under 4 MiB); the tracer's planes are those
+        # the reader's own encoder makes of the image
+        csize, rsize = struct.unpack_from("<II", data, offset)
+        assert (rsize, 8 + csize) == (raw_size, size)
+        assert pa.Codec("zstd").decompress(data[offset + 8:offset + size], decompressed_size=rsize,
+                                           asbytes=True) == planes(image)
         assert struct.unpack_from("<ii", image, 16) == (r, 3)   # the image's rank, of 3
         at += size
     assert at == len(data)
@@ -76,6 +82,39 @@ def test_one_file_per_job(traced, tmp_path):
     assert t.trace_bytes == len(data) + sum(
         (joined.trace_dir / f"rank-{r:06d}.iot.after").stat().st_size for r in range(3))
     assert facts(model_of(joined, tmp_path)) == facts(model_of(apart, tmp_path))
+
+
+@pytest.mark.parametrize("encoding", [ENC_PLANES, ENC_PLANES_ZSTD])
+def test_both_compressions_read(traced, tmp_path, encoding):
+    """A job file whose images are deflated (encoding 1, as a tracer built
+    without libzstd writes them) or in zstd frames (2), written from
+    outside_mpi's 3 rank files: the same events as the rank files (NaN as
+    NaN: the JSON of both)."""
+    run = traced("outside_mpi", 3, posix=True, env={"IOMODEL_JOIN": "4"})
+    d = tmp_path / "t"
+    d.mkdir()
+    write_job(d / "job.iot", [(run.trace_dir / f"rank-{r:06d}.iot").read_bytes() for r in range(3)],
+              encoding=encoding)
+    assert [e[2] for e in layout(d)[2]] == [encoding] * 3
+    from iomodel.analyzer import Trace
+    assert json.dumps(Trace(d).events.to_pylist()) == json.dumps(run.trace().events.to_pylist())
+
+
+def test_zstd_frames_of_a_large_image():
+    """Planes of 2 * ZSTD_FRAME + 5 bytes are stored in 3 frames of 4 MiB,
+    4 MiB and 5 bytes raw, and come back whole; cut inside the third frame,
+    the first two come back and the stream is said to be cut."""
+    from iomodel.analyzer.jobfile import _unzstd, zstd_frames
+    data = bytes(range(256)) * (2 * ZSTD_FRAME // 256) + b"12345"
+    z = zstd_frames(data)
+    raws, at = [], 0
+    while at < len(z):
+        c, n = struct.unpack_from("<II", z, at)
+        raws.append(n)
+        at += 8 + c
+    assert raws == [ZSTD_FRAME, ZSTD_FRAME, 5] and at == len(z)
+    assert _unzstd(z, None) == (data, True)
+    assert _unzstd(z[:-3], None) == (data[:2 * ZSTD_FRAME], False)
 
 
 def test_rank_files_kept_when_the_run_dies(traced):
