@@ -207,7 +207,7 @@ class RankWorkers:
 
     def __init__(self, sources, jobs):
         ctx = multiprocessing.get_context("fork")
-        self.conns, self.procs = [], []
+        self.conns, self.procs, self.jobs = [], [], jobs
         # the bursts come back through memory the workers share with the analyzer
         self.fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
         for block in split_sources(sources, jobs):

@@ -519,7 +519,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         align_by_clock(bursts, len(ops.routines))
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls, nested, lower)
+    phases, order = _phases(ops, bursts, mixed, calls, nested, lower,
+                            threads=workers.jobs if workers is not None else 1)
     del bursts, calls
     for ph in phases:
         if groups[ph["file"]]["unique"]:
@@ -666,12 +667,13 @@ def _aggregators(lower, phase, ranks, busy):
     return out
 
 
-def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None, threads=1):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts sorted by phase (numpy); only phases whose processes differ
     are looked at burst by burst.  `calls`: the collective calls' last entry
-    and last exit (_collective_calls), for the collective phases' io_time_s."""
+    and last exit (_collective_calls), for the collective phases' io_time_s.
+    `threads`: how many sort the bursts by phase."""
     nb = len(b["rank"])
     if not nb:
         return [], []
@@ -689,7 +691,7 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
     phase_of[order] = phase_sorted
     edges = _order_edges(b, phase_of, nph)       # from the bursts in rank order
     del phase_of
-    _sort_in_place(b, order)                      # from here on, by phase then rank
+    _sort_in_place(b, order, threads)             # from here on, by phase then rank
     inverse = np.empty(nb, np.int64)
     inverse[order] = np.arange(nb)
     mixed = {int(inverse[k]): v for k, v in mixed.items()}
@@ -757,18 +759,34 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None):
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
 
 
-def _sort_in_place(b, order):
+def _sort_in_place(b, order, threads=1):
     """Each column of the bursts `b` permuted by `order`, through one scratch
     array per item size: a fresh array per column would be memory the system
     must hand over (and zero) anew, a large share of the analysis of a large
-    trace (bench/analyzer_bench.py)."""
-    scratch = {}                       # item size -> a spent column's memory (every column has len(order) rows)
-    for f, col in b.items():
+    trace (bench/analyzer_bench.py).  With threads > 1 (`analyze -j`: the
+    cores are the analyzer's once its workers are done), each thread permutes
+    a share of the columns: np.take releases the GIL."""
+    if threads <= 1:
+        b.update(_permuted(list(b.items()), order))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    items = sorted(b.items(), key=lambda kv: -kv[1].dtype.itemsize)
+    with ThreadPoolExecutor(threads) as pool:
+        for part in pool.map(lambda share: _permuted(share, order), [items[i::threads] for i in range(threads)]):
+            b.update(part)
+
+
+def _permuted(items, order):
+    """{name: column permuted by `order`} of the columns `items`, each
+    permuted into the memory of one spent before it of its item size."""
+    scratch, out = {}, {}             # item size -> a spent column's memory (every column has len(order) rows)
+    for f, col in items:
         size = col.dtype.itemsize
         tmp = scratch[size].view(col.dtype) if size in scratch else np.empty(len(col), col.dtype)
         np.take(col, order, out=tmp)
-        b[f] = tmp
+        out[f] = tmp
         scratch[size] = col.view(np.dtype(f"V{size}"))
+    return out
 
 
 def _burst_key(b, nroutines):
