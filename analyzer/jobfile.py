@@ -15,6 +15,7 @@ import struct
 import zlib
 
 import numpy as np
+import pyarrow as pa
 
 from iomodel.models.schema import MAX_NP
 
@@ -112,15 +113,10 @@ def planes(image):
     return bytes(img)
 
 
-def _zstd():
-    import pyarrow as pa
-    return pa
-
-
 def zstd_frames(data):
     """`data` compressed as the tracer does (ENC_PLANES_ZSTD): frames of
     ZSTD_FRAME raw bytes, each after its compressed and raw sizes."""
-    codec = _zstd().Codec("zstd", compression_level=ZSTD_LEVEL)
+    codec = pa.Codec("zstd", compression_level=ZSTD_LEVEL)
     out = []
     for at in range(0, max(len(data), 1), ZSTD_FRAME):
         raw = data[at:at + ZSTD_FRAME]
@@ -158,10 +154,8 @@ class Undecodable(ValueError):
 def _unzstd(data, limit):
     """ENC_PLANES_ZSTD's frames decompressed, to at most `limit` + 1 bytes, and
     whether they were whole (a cut one: the frames before it)."""
-    pa = _zstd()
     codec = pa.Codec("zstd")
-    out, at = [], 0
-    got = 0
+    out, at, got = [], 0, 0
     while at < len(data) and (limit is None or got <= limit):
         if at + FRAME_HEAD.size > len(data):
             return b"".join(out), False
@@ -251,7 +245,7 @@ class JobImage:
                 raise TraceError(str(self), 0, f"truncated: the job file ends {got} bytes into this "
                                  f"rank's {self.size} compressed ones, before their first whole frame")
             if whole and len(data) != self.raw_size:
-                raise TraceError(str(self), len(data), f"corrupt: the trace inflates to {len(data)} "
+                raise TraceError(str(self), len(data), f"corrupt: the trace decompresses to {len(data)} "
                                  f"bytes, not the index's {self.raw_size}")
         elif self.encoding != ENC_RAW:
             raise TraceError(str(self), None, f"encoding {self.encoding}, which this iomodel "
