@@ -94,46 +94,67 @@ def apply_ordered(links, is_ordered):
             before += links[li].nbytes[e]
 
 
-def resolve_rank(l):
+def resolve_rank(l, need=None, direct=True):
     """Absolute byte ranges of a rank's data accesses through their views.
 
     Returns (abs_offset, abs_end, resolved, pieces) per event and (seq,
-    offset, length) per extent, extents ordered by seq."""
+    offset, length) per extent, extents ordered by seq.  A view whose
+    description is a regular nest (typenest.py) gives its accesses' offsets,
+    ends and pieces arithmetically, and its extents only for the events in
+    `need` (a mask; None: every event); direct=False flattens every view."""
     r, n = l.raw, len(l.data)
     abs_off = np.full(n, -1, np.int64)
     abs_end = np.full(n, -1, np.int64)
     resolved = np.zeros(n, bool)
+    pieces = np.zeros(n, np.int32)
     flags = r.events["flags"]
     usable = np.flatnonzero(l.data & ((flags & (F_NOPOS | F_ERROR)) == 0) & (l.open_idx >= 0))
     by_view = usable[np.argsort(l.view_idx[usable], kind="stable")]
     cuts = np.flatnonzero(np.diff(l.view_idx[by_view])) + 1
-    pieces = []
+    flat, nested = [], []
     for sel in np.split(by_view, cuts) if len(by_view) else []:
         k = l.view_idx[sel[0]]
+        nest, exact = None, True
         if k < 0:
             disp, blocks, extent, exact = 0, None, None, True
         else:
             v = r.views[k]
-            disp, blocks, extent = v["disp"], v["blocks"], v["filetype_extent"]
-            exact = not (v["capped"] or v["undecoded"])
-        if blocks is None or not exact or contiguous(blocks, extent):
+            disp, extent = v["disp"], v["filetype_extent"]
+            nest = v["nest"] if direct and "type_id" in v else None
+            if nest is None:
+                blocks = v["blocks"]
+                exact = not (v["capped"] or v["undecoded"])
+        resolved[sel] = exact
+        if nest is not None:
+            keep = sel[l.nbytes[sel] > 0]
+            first, end, count = nest.span(l.start[keep], l.nbytes[keep])
+            abs_off[keep], abs_end[keep], pieces[keep] = disp + first, disp + end, count
+            want = keep if need is None else keep[need[keep]]
+            if len(want):
+                j, o, ln = nest.pieces(l.start[want], l.nbytes[want], disp)
+                nested.append((want[j], o, ln))
+        elif blocks is None or not exact or contiguous(blocks, extent):
             keep = sel[l.nbytes[sel] > 0]  # contiguous (approximated when not exact)
-            w, o, ln = keep, disp + l.start[keep], l.nbytes[keep]
+            flat.append((keep, disp + l.start[keep], l.nbytes[keep]))
         else:
             j, o, ln = map_through_view(l.start[sel], l.nbytes[sel], disp, blocks, extent)
-            w = sel[j]
-        resolved[sel] = exact
-        pieces.append((w, o, ln))
-    if pieces:
-        w, o, ln = (np.concatenate(x) for x in zip(*pieces))
-    else:
-        w = o = ln = np.zeros(0, np.int64)
-    order = np.argsort(w, kind="stable")
-    w, o, ln = w[order], o[order], ln[order]
+            flat.append((sel[j], o, ln))
+    w, o, ln = _by_event(flat)
     if len(w):
         first = np.ones(len(w), bool)
         first[1:] = w[1:] != w[:-1]
         abs_off[w[first]] = o[first]
         np.maximum.at(abs_end, w, o + ln)
-    pieces = np.bincount(w, minlength=n).astype(np.int32) if n else np.zeros(0, np.int32)
+        pieces += np.bincount(w, minlength=n).astype(np.int32)
+    if nested:
+        w, o, ln = _by_event(flat + nested)
     return abs_off, abs_end, resolved, pieces, (w, o, ln)
+
+
+def _by_event(parts):
+    """(event, offset, length) parts as one set of arrays, by event (stable)."""
+    if not parts:
+        return (np.zeros(0, np.int64),) * 3
+    w, o, ln = (np.concatenate(x) for x in zip(*parts))
+    order = np.argsort(w, kind="stable")
+    return w[order], o[order], ln[order]

@@ -216,6 +216,16 @@ def _extents(path, end):
     return dict(zip(u.tolist(), m.tolist()))
 
 
+def _written_and_read(l, is_write, nopens):
+    """Per event: is it a data access through an open that both writes and
+    reads (only those can reread, so only theirs need each piece's range)."""
+    data = l.data & (l.open_idx >= 0)
+    wr = is_write[l.routine]
+    both = (np.bincount(l.open_idx[data & wr], minlength=max(nopens, 1)) > 0) & \
+        (np.bincount(l.open_idx[data & ~wr], minlength=max(nopens, 1)) > 0)
+    return data & both[np.maximum(l.open_idx, 0)]
+
+
 def _extents_of(sel, ext_ev, ext_off, ext_len):
     """The extents (contiguous absolute ranges, by event index, sorted) of the
     selected events `sel` (sorted), renumbered to their position in `sel`."""
@@ -360,7 +370,8 @@ def read_ranks(rank_traces):
             is_lower, is_lower_write = t["lower"], t["lower_write"]
         index = np.array([rindex[nm] for nm in r.routines] or [0], np.int32)
         l = link_rank(r, index, is_data)
-        abs_off, abs_end, resolved, pieces, (ext_ev, ext_off, ext_len) = resolve_rank(l)
+        abs_off, abs_end, resolved, pieces, (ext_ev, ext_off, ext_len) = resolve_rank(
+            l, need=_written_and_read(l, is_write, len(r.opens)))
         ev = r.events
         keep = l.data & ((ev["flags"] & F_ERROR) == 0) & (l.open_idx >= 0)
         sel = np.flatnonzero(keep)

@@ -16,6 +16,7 @@ import numpy as np
 from iomodel.models.schema import MAX_NP
 
 from .typemap import check_counts, flatten
+from .typenest import nest_of
 
 MAGIC = b"IOMTRACE"
 VERSION = 4                     # this iomodel writes version 4
@@ -179,13 +180,20 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
 
 class DescribedView(dict):
     """A view whose filetype the trace describes: `blocks` and `capped` are
-    computed from the description when first read (analyzer/typemap.py)."""
+    computed from the description when first read (analyzer/typemap.py), and
+    so is `nest`, its regular nest or None (analyzer/typenest.py)."""
 
     def __init__(self, fields, type_id, types, memo):
         super().__init__(fields, type_id=type_id)
         self._types, self._memo = types, memo
 
     def __missing__(self, key):
+        if key == "nest":
+            try:
+                self["nest"] = nest_of(self._types, self["type_id"])
+            except (ValueError, IndexError, KeyError, OverflowError):
+                self["nest"] = None
+            return self["nest"]
         if key not in ("blocks", "capped"):
             raise KeyError(key)
         try:

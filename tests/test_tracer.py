@@ -399,7 +399,8 @@ def test_s3d_views_cost_the_same_trace_bytes_at_any_grid(traced):
     grid has two digits each time); as pieces, 40 * G a rank.  IOMODEL_VIEWS=both: the
     description's blocks
     are the pieces, view by view; and the analyzer's byte ranges of every access from a
-    trace of descriptions are those from a trace of pieces."""
+    trace of descriptions are those from a trace of pieces, the descriptions read as
+    nests (analyzer/typenest.py)."""
     from iomodel.analyzer.tracefile import read_rank_file
 
     def rank_files(run):
@@ -422,5 +423,8 @@ def test_s3d_views_cost_the_same_trace_bytes_at_any_grid(traced):
     for f in rank_files(both):
         views = read_rank_file(f).views
         assert len(views) == 20 and all(v["blocks"].tolist() == v["pieces"].tolist() for v in views)
+        # read from the description as a nest: NV[v] * G/2 runs of G/2 * G doubles, no flattening
+        assert all(v["nest"].nblocks == len(v["pieces"]) and v["nest"].block == 8 * 18 * 36
+                   and v["nest"].strides[-1] == 8 * 36 * 36 for v in views)
     # an access's pieces, apart, and rank 0's 512-byte header of each file
     assert ranges(both) == by_pieces and len(by_pieces) == 4 * 40 * 36 + 5

@@ -1,0 +1,210 @@
+"""A view's pattern straight from its description (analyzer/typenest.py): the
+nests of real traces' filetypes worked out by hand, a view too large to
+flatten resolved exactly, and, for any type tree, the nest's pieces those of
+the flattening (a property test)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import rank_events
+from iomodel.analyzer import typemap as tm
+from iomodel.analyzer.linking import link_rank, resolve_rank
+from iomodel.analyzer.tracefile import read_rank_file
+from iomodel.analyzer.typenest import Nest, nest_of
+from iomodel.analyzer.views import map_through_view
+
+# view_types.c's filetypes A to N (its header gives their blocks): the nests, or
+# None where the blocks are no regular increasing nest (H, I, J: uneven; L: two
+# types).  F, G, K and M end where their next tile starts (touch).
+VIEW_TYPES_NESTS = [
+    Nest(192, (), (), 384, 768),                    # A: one run
+    Nest(256, (2,), (192,), 96, 768),               # B: 2 runs of 3 rows of 8 ints
+    Nest(256, (2,), (192,), 96, 768),               # C: B in Fortran order
+    Nest(64, (16,), (8,), 4, 192),                  # D: the vector element's ints
+    Nest(64, (2,), (40,), 16, 120),                 # E
+    Nest(0, (3,), (32,), 16, 80, touch=True),       # F vector
+    Nest(0, (2,), (100,), 12, 112, touch=True),     # G hvector
+    None, None, None,                               # H, I, J
+    Nest(0, (2,), (50,), 3, 53, touch=True),        # K hindexed_block
+    None,                                           # L struct of two types
+    Nest(0, (3,), (32,), 16, 80, touch=True),       # M dup of F
+    Nest(0, (2,), (12,), 4, 24),                    # N contiguous of a resized int
+]
+
+
+def test_view_types_nests_are_the_hand_worked_ones(traced):
+    raw = read_rank_file(traced("view_types", 1).trace().rank_files[0])
+    described = [v for v in raw.views if "type_id" in v]
+    assert [v["nest"] for v in described] == VIEW_TYPES_NESTS
+    for v, nest in zip(described, VIEW_TYPES_NESTS):     # and they flatten alike
+        if nest is not None:
+            assert blocks_of(nest).tolist() == v["blocks"].tolist()
+
+
+def blocks_of(nest):
+    """The nest's blocks, merged as the flattening merges them."""
+    off = nest.offsets(np.arange(nest.nblocks))
+    return np.stack(tm.merge(off, np.full(len(off), nest.block, np.int64)), axis=1)
+
+
+def test_a_view_too_large_to_flatten_is_resolved_from_its_description(traced):
+    """huge_view, 2 ranks: rank r's pencil of a 4096^3 grid of doubles, 16,777,216
+    pieces of 8 bytes 32 KiB apart (more than typemap.MAX_BLOCKS); it writes its
+    first 64 doubles and reads them back.  Each access: first byte 8r, end
+    8r + 63*32768 + 8, 64 pieces; the read a reread.  Flattened instead, the view
+    is capped and its accesses not resolved."""
+    run = traced("huge_view", 2)
+    trace = run.trace()
+    events = rank_events(trace)
+    for r in (0, 1):
+        data = [e for e in events[r] if e["file"] == "hv.dat" and e["bytes"] > 0]
+        assert [(e["bytes"], e["abs_offset"], e["abs_end"], e["pieces"], e["resolved"]) for e in data] \
+            == [(512, 8 * r, 8 * r + 63 * 32768 + 8, 64, True)] * 2
+        mine = trace.extents.filter(
+            np.array(trace.extents["rank"].to_numpy() == r))
+        assert sorted(mine["offset"].to_pylist()) == sorted([8 * r + 32768 * k for k in range(64)] * 2)
+        assert set(mine["length"].to_pylist()) == {8}
+    raw = read_rank_file(trace.rank_files[0])
+    view = raw.views[0]
+    assert view["nest"] == Nest(0, (4096 * 4096,), (32768,), 8, 4096 ** 3 * 8)
+    names = sorted({n for n in raw.routines})
+    l = link_rank(raw, np.array([names.index(x) for x in raw.routines], np.int32),
+                  np.array([n.startswith("MPI_File_") and ("write" in n or "read" in n)
+                            for n in names] + [False]))
+    _, _, resolved, pieces, _ = resolve_rank(l, direct=False)
+    assert view["capped"] and not resolved[l.data & (l.nbytes > 0)].any()
+
+
+def test_only_what_can_reread_is_cut_into_pieces(traced):
+    """resolve_rank(need=...): huge_view's accesses give their offsets, ends and
+    piece counts either way; their pieces' ranges only where asked."""
+    raw = read_rank_file(traced("huge_view", 2).trace().rank_files[1])
+    names = sorted(set(raw.routines))
+    is_data = np.array([n in ("MPI_File_write_at_all", "MPI_File_read_at_all") for n in names] + [False])
+    l = link_rank(raw, np.array([names.index(x) for x in raw.routines], np.int32), is_data)
+    full = resolve_rank(l)
+    write = l.data & np.array([names[i] == "MPI_File_write_at_all" for i in l.routine])
+    part = resolve_rank(l, need=write)
+    for a, b in zip(full[:4], part[:4]):
+        assert a.tolist() == b.tolist()
+    assert len(full[4][0]) == 128 and len(part[4][0]) == 64
+    assert set(part[4][0].tolist()) == set(np.flatnonzero(write).tolist())
+
+
+# ---------------------------------------------------------------- any type tree
+def _node(types, comb, ints=(), addrs=(), kids=(), lb=None, extent=None):
+    """Add a type record as the tracer writes it: its size, lb and extent from
+    its blocks unless given (resized)."""
+    node = dict(comb=comb, ints=np.array(ints, np.int64), addrs=np.array(addrs, np.int64),
+                kids=list(kids), size=0, lb=0, extent=0)
+    if comb == tm.NAMED:
+        node.update(size=ints[0], extent=ints[0])
+        node["ints"] = np.zeros(0, np.int64)
+    else:
+        kb = [(_typemap(types, k), types[k]["extent"]) for k in kids]
+        off, ln = tm._node_blocks(node, kb)
+        node["size"] = int(ln.sum())
+        if lb is None:
+            lo = int(off.min()) if len(off) else 0
+            hi = int((off + ln).max()) if len(off) else 0
+            lb, extent = lo, hi - lo
+        if comb == tm.SUBARRAY:
+            n = ints[0]
+            lb, extent = 0, int(np.prod(ints[1:1 + n])) * types[kids[0]]["extent"]
+        node.update(lb=lb, extent=extent)
+    tid = len(types)
+    types[tid] = node
+    return tid
+
+
+def _typemap(types, tid):
+    """A type's blocks, as typemap.flatten makes those of the types inside a view's."""
+    node = types[tid]
+    return tm.merge(*tm._node_blocks(node, [(_typemap(types, k), types[k]["extent"]) for k in node["kids"]]))
+
+
+@st.composite
+def type_trees(draw):
+    types = {}
+    return types, _tree(draw, types, 0)
+
+
+def _tree(draw, types, depth):
+    """Build a random type in `types`; returns its id."""
+    small = st.integers(1, 4)
+    kind = draw(st.sampled_from(["named"] if depth >= 3 else
+                                ["named", "contiguous", "vector", "hvector", "indexed", "hindexed",
+                                 "indexed_block", "hindexed_block", "struct", "subarray", "resized",
+                                 "dup"]))
+    if kind == "named":
+        return _node(types, tm.NAMED, (draw(st.sampled_from([1, 2, 4, 8])),))
+    kid = _tree(draw, types, depth + 1)
+    even = draw(st.sampled_from([True] * 4 + [False]))   # mostly regular, as real codes' are
+    ext = types[kid]["extent"]
+    if kind == "contiguous":
+        return _node(types, tm.CONTIGUOUS, (draw(small),), kids=[kid])
+    if kind == "vector":
+        blen = draw(small)
+        return _node(types, tm.VECTOR, (draw(small), blen, blen + draw(st.integers(-2, 6))), kids=[kid])
+    if kind == "hvector":
+        blen = draw(small)
+        return _node(types, tm.HVECTOR, (draw(small), blen), (blen * ext + draw(st.integers(-8, 40)),),
+                     kids=[kid])
+    n = draw(small)
+    if even:
+        blens = [draw(small)] * n
+        first, step = draw(st.integers(0, 6)), blens[0] + draw(st.integers(-1, 6))
+        displs = [first + step * i for i in range(n)]
+    else:
+        displs = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+        blens = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    if kind == "indexed":
+        return _node(types, tm.INDEXED, [n] + blens + displs, kids=[kid])
+    if kind == "hindexed":
+        return _node(types, tm.HINDEXED, [n] + blens, [d * max(ext, 1) for d in displs], kids=[kid])
+    if kind == "indexed_block":
+        return _node(types, tm.INDEXED_BLOCK, [n, blens[0]] + displs, kids=[kid])
+    if kind == "hindexed_block":
+        return _node(types, tm.HINDEXED_BLOCK, [n, blens[0]], [d * 3 for d in displs], kids=[kid])
+    if kind == "struct":
+        kids = [kid] if n == 1 or even else [kid, _tree(draw, types, depth + 1)]
+        return _node(types, tm.STRUCT, [len(kids)] + blens[:len(kids)],
+                            [d * 4 for d in displs[:len(kids)]], kids=kids)
+    if kind == "subarray":
+        nd = draw(st.integers(1, 3))
+        sizes = draw(st.lists(st.integers(1, 5), min_size=nd, max_size=nd))
+        subs = [draw(st.integers(1, s)) for s in sizes]
+        starts = [draw(st.integers(0, s - b)) for s, b in zip(sizes, subs)]
+        return _node(types, tm.SUBARRAY, [nd] + sizes + subs + starts + [draw(st.integers(0, 1))],
+                            kids=[kid])
+    if kind == "resized":
+        lo, ext = types[kid]["lb"], types[kid]["extent"] + draw(st.integers(0, 24))
+        return _node(types, tm.RESIZED, (), (lo, ext), kids=[kid], lb=lo, extent=ext)
+    return _node(types, tm.DUP, kids=[kid])
+
+
+@settings(max_examples=600, deadline=None)
+@given(type_trees(), st.data())
+def test_a_nest_gives_the_flattenings_pieces(tree, data):
+    types, root = tree
+    nest = nest_of(types, root)
+    blocks, capped = tm.flatten(types, root)
+    if nest is None or capped:
+        return
+    assert blocks_of(nest).tolist() == blocks.tolist()
+    extent = types[root]["extent"]
+    # accesses anywhere in the first tiles, of any length, through a view at disp 7
+    n = data.draw(st.integers(1, 12))
+    start = np.array(data.draw(st.lists(st.integers(0, 3 * nest.size), min_size=n, max_size=n)), np.int64)
+    length = np.array(data.draw(st.lists(st.integers(0, 2 * nest.size + 3), min_size=n, max_size=n)),
+                      np.int64)
+    want = map_through_view(start, length, 7, blocks, extent)
+    got = nest.pieces(start, length, 7)
+    assert [x.tolist() for x in got] == [x.tolist() for x in want]
+    keep = length > 0
+    first, end, count = nest.span(start[keep], length[keep])
+    j, off, ln = want
+    idx = np.flatnonzero(keep)
+    assert (first + 7).tolist() == [int(off[j == i][0]) for i in idx]
+    assert (end + 7).tolist() == [int((off + ln)[j == i].max()) for i in idx]
+    assert count.tolist() == [int((j == i).sum()) for i in idx]
