@@ -260,6 +260,7 @@ class _Ordered:
     start: int
     nbytes: int
     view: tuple = field(default=None)   # (disp, blocks, extent) or None: contiguous
+    nest: object = None                 # the view's typenest.Nest, when it has one (blocks None)
 
 
 SYNCS = ("fsync", "fdatasync", "MPI_File_sync")
@@ -407,10 +408,13 @@ def read_ranks(rank_traces):
             o = r.opens[oid[j]]
             k = kth[o["path"]] = kth.get(o["path"], -1) + 1
             v = l.view_idx[sel[j]]
-            view = None if v < 0 else (r.views[v]["disp"], r.views[v]["blocks"],
-                                        r.views[v]["filetype_extent"])
+            view, nest = None, None
+            if v >= 0:
+                rv = r.views[v]
+                nest = rv["nest"] if "type_id" in rv else None
+                view = (rv["disp"], None if nest else rv["blocks"], rv["filetype_extent"])
             ordered.append(_Ordered(len(ranks), int(j), o["path"], o["comm_rank"], k,
-                                    int(l.start[sel[j]]), int(l.nbytes[sel[j]]), view))
+                                    int(l.start[sel[j]]), int(l.nbytes[sel[j]]), view, nest))
         ranks.append(ro)
         out.hosts[r.hostname] = out.hosts.get(r.hostname, 0) + 1
         out.finals[r.rank] = r.final_lclock
@@ -441,7 +445,11 @@ def place_ordered(ordered):
         for o in sorted(members, key=lambda o: o.comm_rank):
             start = before
             before += o.nbytes
-            if o.view is None or contiguous(o.view[1], o.view[2]):
+            if o.nest is not None:      # the pointer's byte when no byte moved
+                first, last, count = o.nest.span([start], [max(o.nbytes, 1)])
+                off = o.view[0] + int(first[0])
+                end, npieces = (o.view[0] + int(last[0]), int(count[0])) if o.nbytes else (off, 1)
+            elif o.view is None or contiguous(o.view[1], o.view[2]):
                 disp = o.view[0] if o.view else 0
                 off, end, npieces = disp + start, disp + start + o.nbytes, 1
             else:
