@@ -10,7 +10,11 @@ start included, in alternating pairs: `taskset -c 0 iomodel analyze -j 1` and
 analyzer/parallel.py).  Memory is the peak of the process tree's summed
 proportional set size (Pss: pages the workers share with the analyzer counted
 once), sampled every 100 ms (a sampler that reads /proc more often takes a
-share of a core from the 2-core runs).  The two models are compared whole.  The spread
+share of a core from the 2-core runs).  The two models are compared whole.  Each pair
+also runs two whole 1-core analyses at once, one pinned to each core: twice the
+1-core time over theirs is the machine's ceiling, about the most any split of this
+work over two cores could give here (both cores' share of the memory system and
+caches included).  The spread
 of the 1-core runs among themselves is given beside the ratio: a ratio inside
 it says nothing.
 
@@ -81,11 +85,22 @@ def timed(cmd):
     return wall, peak[0] * 1024
 
 
+def timed_both(cmds):
+    """Wall seconds until every one of `cmds`, started together, is done."""
+    t = time.perf_counter()
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in cmds]
+    for c, p in zip(cmds, procs):
+        _, err = p.communicate()
+        if p.returncode:
+            raise SystemExit(f"{' '.join(c)} failed:\n{err.decode()}")
+    return time.perf_counter() - t
+
+
 def compare(trace, work, name, pairs):
     from iomodel.analyzer import Trace
     t = Trace(trace, lazy=True)
     runs = {1: [], 2: []}
-    models = {}
+    models, both = {}, []
     for i in range(pairs):
         for jobs in ((1, 2) if i % 2 == 0 else (2, 1)):
             out = work / f"{name}-{jobs}.json"
@@ -93,8 +108,12 @@ def compare(trace, work, name, pairs):
                 [IOMODEL, "analyze", "-q", "-j", str(jobs), str(trace), "-o", str(out)]
             runs[jobs].append(timed(cmd))
             models[jobs] = json.loads(out.read_text())
+        # the machine's own ceiling: two whole 1-core analyses at once, one on each core
+        both.append(timed_both([[shutil.which("taskset"), "-c", str(c), IOMODEL, "analyze", "-q", "-j", "1",
+                                 str(trace), "-o", str(work / f"{name}-both{c}.json")] for c in (0, 1)]))
     w1, w2 = [w for w, _ in runs[1]], [w for w, _ in runs[2]]
     ratios = [a / b for a, b in zip(w1, w2)]
+    ceilings = [2 * a / b for a, b in zip(w1, both)]
     events = sum(len(r.events) for r in t.scan())
     return {"trace": name, "ranks": len(t.rank_files), "events": events, "trace_bytes": t.trace_bytes,
             "files": len(list(Path(trace).iterdir())),
@@ -102,6 +121,9 @@ def compare(trace, work, name, pairs):
             "speedup_median": round(statistics.median(ratios), 2),
             "speedup_range": [round(min(ratios), 2), round(max(ratios), 2)],
             "spread_1core": round(max(w1) / min(w1), 2),
+            "wall_two_at_once_s": round(statistics.median(both), 2),
+            "ceiling_median": round(statistics.median(ceilings), 2),
+            "ceiling_range": [round(min(ceilings), 2), round(max(ceilings), 2)],
             "pss_1core_bytes": int(statistics.median(p for _, p in runs[1])),
             "pss_2cores_bytes": int(statistics.median(p for _, p in runs[2])),
             "same_model": models[1] == models[2], "phases": len(models[1]["phases"])}
@@ -121,26 +143,31 @@ def real_run(work, ranks):
 
 def table(res):
     out = ["| trace | ranks | events | trace | files | 1 core | 2 cores | speedup (range) | 1-core spread | "
-           "memory 1 core / 2 cores | same model |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "machine's ceiling (range) | memory 1 core / 2 cores | same model |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
         out.append(f"| {r['trace']} | {r['ranks']:,} | {r['events']:,} | {r['trace_bytes'] / 2**20:.1f} MiB | "
                    f"{r['files']} | {r['wall_1core_s']} s | {r['wall_2cores_s']} s | "
                    f"x{r['speedup_median']} ({r['speedup_range'][0]} to {r['speedup_range'][1]}) | "
-                   f"x{r['spread_1core']} | {r['pss_1core_bytes'] / 2**20:.0f} / "
+                   f"x{r['spread_1core']} | x{r['ceiling_median']} ({r['ceiling_range'][0]} to "
+                   f"{r['ceiling_range'][1]}) | {r['pss_1core_bytes'] / 2**20:.0f} / "
                    f"{r['pss_2cores_bytes'] / 2**20:.0f} MiB | {'yes' if r['same_model'] else 'NO'} |")
     m = res["machine"]
     out.append("")
     out.append(f"{m['cpu']}, {m['cores']} cores, Linux {m['kernel']}; `iomodel analyze` end to end (interpreter "
                f"start included), 1 core: `taskset -c 0 ... -j 1`, 2 cores: `-j 2`; medians of {res['pairs']} "
-               f"alternating pairs, the pairs' ratios in brackets; memory: peak summed Pss of the process "
-               f"tree ({res['date']}).")
+               f"alternating pairs, the pairs' ratios in brackets; the machine's ceiling: 2 x the 1-core "
+               f"time / the time of two 1-core analyses at once (`taskset -c 0` and `-c 1`), each pair's, "
+               f"about the most any split of this work over the two cores could reach; memory: peak summed Pss "
+               f"of the process tree ({res['date']}).")
     return "\n".join(out)
 
 
 def summary(res):
     """The README's line: each trace's speedup and whether the models agree."""
     parts = [f"{r['ranks']:,} ranks ({r['trace'].split(' (')[0]}, {r['events']:,} events) "
-             f"x{r['speedup_median']} ({r['wall_1core_s']} s to {r['wall_2cores_s']} s)" for r in res["rows"]]
+             f"x{r['speedup_median']} ({r['wall_1core_s']} s to {r['wall_2cores_s']} s; the machine's "
+             f"ceiling x{r['ceiling_median']})" for r in res["rows"]]
     same = all(r["same_model"] for r in res["rows"])
     return (f"On 2 cores (`analyze -j 2`, [bench/analyze_cores.py](docs/performance.md)): " + "; ".join(parts) +
             f"; the same model as on one: {'yes' if same else 'NO'} ({res['date']}).")
