@@ -329,7 +329,8 @@ def own_computing_points(vc, model, mpath, cdir, args, log):
     sweep, whose --think points are microseconds and independent: the
     profile's directory, or None."""
     from iomodel.replay.characterize import model_points
-    if not any(pt.get("think_s") and pt["collective"] for pt in model_points([model])):
+    if not getattr(args, "for_every_model", False) and \
+            not any(pt.get("think_s") and pt["collective"] for pt in model_points([model])):
         return None
     stolen(vc.run, [*IOMODEL, "characterize", "--vc", vc.yaml, "--for", mpath, "--bytes", "16m",
                     "--repeat", str(args.repeat), "-o", cdir], log=log, timeout=CHAR_TIMEOUT)
@@ -465,6 +466,9 @@ def main():
     ap.add_argument("--no-readme", action="store_true",
                     help="do not put the tables into the README and docs/accuracy.md")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--for-every-model", action="store_true",
+                    help="characterize --for every model on every VC (its own points: sizes, views' pieces, "
+                         "buffers), not only those that compute before collective phases")
     ap.add_argument("--resume", metavar="WORKDIR",
                     help="go on in the work directory of a bench that stopped (implies --keep): its "
                          "traces and models are reused, characterize and replay go on from their "
