@@ -51,6 +51,7 @@ def trace(work, name, np_, *args):
 
 def resolve_all(trace_dir, direct):
     """Seconds to resolve every rank's accesses, and what they resolved to."""
+    import numpy as np
     from iomodel.analyzer.linking import link_rank, resolve_rank
     from iomodel.analyzer.ops import _trait_arrays, _written_and_read
     from iomodel.analyzer.trace import Trace
@@ -59,7 +60,7 @@ def resolve_all(trace_dir, direct):
     for f in Trace(trace_dir).rank_files:
         r = read_rank_file(f)
         t = _trait_arrays(r.routines)
-        l = link_rank(r, __import__("numpy").arange(len(r.routines), dtype="int32"), t["data"])
+        l = link_rank(r, np.arange(len(r.routines), dtype=np.int32), t["data"])
         need = _written_and_read(l, t["write"], len(r.opens))
         t0 = time.perf_counter()
         out = resolve_rank(l, need=need, direct=direct)

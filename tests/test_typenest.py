@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import rank_events
 from iomodel.analyzer import typemap as tm
 from iomodel.analyzer.linking import link_rank, resolve_rank
+from iomodel.analyzer.ops import _trait_arrays
 from iomodel.analyzer.tracefile import read_rank_file
 from iomodel.analyzer.typenest import Nest, nest_of
 from iomodel.analyzer.views import map_through_view
@@ -52,7 +53,8 @@ def test_a_view_too_large_to_flatten_is_resolved_from_its_description(traced):
     pieces of 8 bytes 32 KiB apart (more than typemap.MAX_BLOCKS); it writes its
     first 64 doubles and reads them back.  Each access: first byte 8r, end
     8r + 63*32768 + 8, 64 pieces; the read a reread.  Flattened instead, the view
-    is capped and its accesses not resolved."""
+    is capped and its accesses not resolved.  Only the accesses asked for are
+    cut into pieces (resolve_rank's need): here the writes, 64 a rank."""
     run = traced("huge_view", 2)
     trace = run.trace()
     events = rank_events(trace)
@@ -64,31 +66,27 @@ def test_a_view_too_large_to_flatten_is_resolved_from_its_description(traced):
             np.array(trace.extents["rank"].to_numpy() == r))
         assert sorted(mine["offset"].to_pylist()) == sorted([8 * r + 32768 * k for k in range(64)] * 2)
         assert set(mine["length"].to_pylist()) == {8}
-    raw = read_rank_file(trace.rank_files[0])
+    raw = read_rank_file(trace.rank_files[1])
     view = raw.views[0]
-    assert view["nest"] == Nest(0, (4096 * 4096,), (32768,), 8, 4096 ** 3 * 8)
-    names = sorted({n for n in raw.routines})
-    l = link_rank(raw, np.array([names.index(x) for x in raw.routines], np.int32),
-                  np.array([n.startswith("MPI_File_") and ("write" in n or "read" in n)
-                            for n in names] + [False]))
-    _, _, resolved, pieces, _ = resolve_rank(l, direct=False)
-    assert view["capped"] and not resolved[l.data & (l.nbytes > 0)].any()
-
-
-def test_only_what_can_reread_is_cut_into_pieces(traced):
-    """resolve_rank(need=...): huge_view's accesses give their offsets, ends and
-    piece counts either way; their pieces' ranges only where asked."""
-    raw = read_rank_file(traced("huge_view", 2).trace().rank_files[1])
-    names = sorted(set(raw.routines))
-    is_data = np.array([n in ("MPI_File_write_at_all", "MPI_File_read_at_all") for n in names] + [False])
-    l = link_rank(raw, np.array([names.index(x) for x in raw.routines], np.int32), is_data)
-    full = resolve_rank(l)
-    write = l.data & np.array([names[i] == "MPI_File_write_at_all" for i in l.routine])
-    part = resolve_rank(l, need=write)
+    assert view["nest"] == Nest(8, (4096 * 4096,), (32768,), 8, 4096 ** 3 * 8)
+    l, write = linked(raw)
+    # the pieces' ranges only where asked (resolve_rank(need=...)), the rest alike
+    full, part = resolve_rank(l), resolve_rank(l, need=write)
     for a, b in zip(full[:4], part[:4]):
         assert a.tolist() == b.tolist()
     assert len(full[4][0]) == 128 and len(part[4][0]) == 64
     assert set(part[4][0].tolist()) == set(np.flatnonzero(write).tolist())
+    # flattened instead: capped, and no access resolved
+    _, _, resolved, _, _ = resolve_rank(l, direct=False)
+    assert view["capped"] and not resolved[l.data & (l.nbytes > 0)].any()
+
+
+def linked(raw):
+    """A rank trace's links (the analyzer's own routine traits), and which of
+    its events are data writes."""
+    t = _trait_arrays(raw.routines)
+    l = link_rank(raw, np.arange(len(raw.routines), dtype=np.int32), t["data"])
+    return l, l.data & t["write"][l.routine]
 
 
 # ---------------------------------------------------------------- any type tree
