@@ -3,7 +3,6 @@ nests of real traces' filetypes worked out by hand, a view too large to
 flatten resolved exactly, and, for any type tree, the nest's pieces those of
 the flattening (a property test)."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import rank_events
