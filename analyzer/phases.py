@@ -16,6 +16,7 @@ import numpy as np
 import iomodel
 from iomodel.models import FORMAT, VERSION, find_runs, format_ranks, validate
 
+from .phase_groups import MAX_DENSE_CELLS, group_bursts
 from .trace import interface
 
 DEFAULT_COMM_GAP = 8        # one group of counts: this many calls still join a burst
@@ -515,11 +516,9 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         if consume:
             _release_freed_memory()
     bursts = {f: a[:base] for f, a in bursts.items()}
-    if clock:
-        align_by_clock(bursts, len(ops.routines))
     bursts["mixed"] = np.zeros(base, bool)
     bursts["mixed"][list(mixed)] = True
-    phases, order = _phases(ops, bursts, mixed, calls, nested, lower,
+    phases, order = _phases(ops, bursts, mixed, calls, nested, lower, clock,
                             threads=workers.jobs if workers is not None else 1)
     del bursts, calls
     for ph in phases:
@@ -552,12 +551,10 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
     return validate(model)
 
 
-# phases x phases (or keys x ranks) below which a dense table replaces a sort
-MAX_DENSE_CELLS = 1 << 25
 MAX_ALIGN_CELLS = 4_000_000     # bursts x bursts of one key beyond which the k-th pairing stays
 
 
-def align_by_clock(b, nroutines):
+def align_by_clock(b, key):
     """Step 3's pairing where the processes have different numbers of bursts
     of a key: each process's bursts are put at the places of the bursts of
     the process with the most (the lowest rank of those) whose logical clock
@@ -565,10 +562,9 @@ def align_by_clock(b, nroutines):
     their own k-th place.  Rank 0 reading a header through the job's open, the
     communication that hands it out, then every process reading its arrays:
     rank 0's second burst and the others' first are one phase.  In place, on
-    the bursts `b` (in rank order)."""
+    the bursts `b` (in rank order) whose keys are `key` (_burst_key)."""
     if not len(b["rank"]):
         return
-    key = _burst_key(b, nroutines)
     for k in _uneven_keys(key, b["rank"]).tolist():
         sel = np.flatnonzero(key == k)
         if (b["collective"][sel] == 1).any():   # all the communicator's processes make those
@@ -667,54 +663,33 @@ def _aggregators(lower, phase, ranks, busy):
     return out
 
 
-def _phases(ops, b, mixed, calls=None, nested=None, lower=None, threads=1):
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, threads=1):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
-    the bursts sorted by phase (numpy); only phases whose processes differ
-    are looked at burst by burst.  `calls`: the collective calls' last entry
-    and last exit (_collective_calls), for the collective phases' io_time_s.
-    `threads`: how many sort the bursts by phase."""
+    the bursts grouped by phase (analyzer/phase_groups.py); only phases whose
+    processes differ are looked at burst by burst.  `calls`: the collective
+    calls' last entry and last exit (_collective_calls), for the collective
+    phases' io_time_s.  With `clock`, bursts are paired by their logical
+    clock where the processes differ (align_by_clock).  `threads`: how many
+    sort the bursts by phase, where they must be sorted."""
     nb = len(b["rank"])
     if not nb:
         return [], []
-    kmul = int(b["k"].max()) + 1
-    pkey = _burst_key(b, len(ops.routines)) * kmul + b["k"]
-    order = np.argsort(pkey, kind="stable")          # by phase, then by rank
-    sk = pkey[order]
-    head = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
-    phase_keys = sk[head]
-    del pkey, sk
-    nph = len(head)
-    count = np.diff(np.r_[head, nb])
-    phase_sorted = np.repeat(np.arange(nph), count)
-    phase_of = np.empty(nb, np.int32 if nph < 1 << 31 else np.int64)
-    phase_of[order] = phase_sorted
-    edges = _order_edges(b, phase_of, nph)       # from the bursts in rank order
-    del phase_of
-    _sort_in_place(b, order, threads)             # from here on, by phase then rank
-    inverse = np.empty(nb, np.int64)
-    inverse[order] = np.arange(nb)
-    mixed = {int(inverse[k]): v for k, v in mixed.items()}
-    nested = {int(inverse[k]): v for k, v in (nested or {}).items()}
-    del order, inverse
-
-    def s(f):
-        return b[f]
-
-    def lo(x):
-        return np.minimum.reduceat(x, head)
-
-    def hi(x):
-        return np.maximum.reduceat(x, head)
+    key = _burst_key(b, len(ops.routines))
+    grp = group_bursts(b, key, (lambda: align_by_clock(b, key)) if clock else None, threads)
+    b, s, lo, hi, kmul = grp.b, grp.s, grp.lo, grp.hi, grp.kmul
+    mixed = {grp.index(k): v for k, v in mixed.items()}
+    nested = {grp.index(k): v for k, v in (nested or {}).items()}
+    count = grp.count
 
     rank = s("rank")
     agg = {
         "count": count, "rank_lo": lo(rank), "rank_hi": hi(rank),
-        "weight": np.add.reduceat(s("bytes"), head),
-        "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(_busy_after_entry(s, hi, phase_sorted)),
+        "weight": grp.add(s("bytes")),
+        "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(_busy_after_entry(s, hi, grp.spread)),
         "lc0": lo(s("lc0")),
-        "reread": np.add.reduceat(s("reread"), head),
-        "npieces": np.add.reduceat(s("npieces"), head),
+        "reread": grp.add(s("reread")),
+        "npieces": grp.add(s("npieces")),
         "pieces_unknown": hi(s("pieces_unknown").astype(np.int8)) == 1,
         "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
         "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
@@ -729,13 +704,7 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, threads=1):
     fs, rep = s("first_size"), s("rep")
     agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
     # first offsets affine in the rank: every difference inside a phase equals its first
-    off0 = s("offset0")
-    d = np.r_[0, np.diff(off0)]
-    dfirst = d[np.minimum(head + 1, nb - 1)]
-    inside = np.ones(nb, bool)
-    inside[head] = False
-    agg["affine"] = (lo((~inside | (d == dfirst[phase_sorted])).astype(np.int8)) == 1) & (count > 1)
-    agg["per_rank"] = dfirst
+    agg["affine"], agg["per_rank"] = grp.affine(s("offset0"))
     # stride between repetitions: the same in every burst that repeats
     multi = rep > 1
     stride = s("stride")
@@ -743,50 +712,20 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, threads=1):
     agg["stride_lo"] = lo(np.where(multi, stride, big))
     agg["stride_hi"] = hi(np.where(multi, stride, -big))
     agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
-    del d, inside, stride, multi, off0
-    agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul)
+    del stride, multi
+    # the longest a process computed between the phase's operations
+    agg["compute"] = hi(s("t1") - s("t0") - s("busy"))
+    agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, grp.keys, kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
-    groups = {g: b[g][head].tolist() for g in ("group", "write", "routine", "first_size", "rep")}
-    out = []
-    for p in range(nph):
-        sel = np.arange(head[p], head[p] + count[p])
-        out.append(_phase(ops, b, p, sel, cols, groups, mixed, nested, lower or {}))
+    groups = {g: grp.first(g).tolist() for g in ("group", "write", "routine", "first_size", "rep")}
+    out = [_phase(ops, b, p, grp.sel(p), cols, groups, mixed, nested, lower or {}) for p in range(grp.nph)]
     # number the phases: in the order every process met them, then by first start
+    edges = grp.edges
     position = _phase_order(out, edges)
     for i, p in enumerate(out):
         p["id"] = position[i] + 1
     out.sort(key=lambda p: p["id"])
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
-
-
-def _sort_in_place(b, order, threads=1):
-    """Each column of the bursts `b` permuted by `order`, through one scratch
-    array per item size: a fresh array per column would be memory the system
-    must hand over (and zero) anew, a large share of the analysis of a large
-    trace (bench/analyzer_bench.py).  With threads > 1 (`analyze -j`: the
-    cores are the analyzer's once its workers are done), each thread permutes
-    a share of the columns: np.take releases the GIL."""
-    if threads <= 1:
-        b.update(_permuted(list(b.items()), order))
-        return
-    from concurrent.futures import ThreadPoolExecutor
-    items = sorted(b.items(), key=lambda kv: -kv[1].dtype.itemsize)
-    with ThreadPoolExecutor(threads) as pool:
-        for part in pool.map(lambda share: _permuted(share, order), [items[i::threads] for i in range(threads)]):
-            b.update(part)
-
-
-def _permuted(items, order):
-    """{name: column permuted by `order`} of the columns `items`, each
-    permuted into the memory of one spent before it of its item size."""
-    scratch, out = {}, {}             # item size -> a spent column's memory (every column has len(order) rows)
-    for f, col in items:
-        size = col.dtype.itemsize
-        tmp = scratch[size].view(col.dtype) if size in scratch else np.empty(len(col), col.dtype)
-        np.take(col, order, out=tmp)
-        out[f] = tmp
-        scratch[size] = col.view(np.dtype(f"V{size}"))
-    return out
 
 
 def _burst_key(b, nroutines):
@@ -894,8 +833,8 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
         np.where(same & (ncalls > 0), skew, np.nan)
 
 
-def _busy_after_entry(s, hi, phase_sorted):
-    """Per burst (sorted by phase): its time inside its I/O calls, less, when
+def _busy_after_entry(s, hi, spread):
+    """Per burst (grouped by phase): its time inside its I/O calls, less, when
     its first call is collective, the time that call waited for the last
     process to enter it.  A collective call cannot do its I/O before every
     process has called it; the wait is the skew left by what came before
@@ -904,29 +843,9 @@ def _busy_after_entry(s, hi, phase_sorted):
     phase or the computation already holds and a replay, whose processes start
     each phase together, does not have."""
     t0 = s("t0")
-    entry = hi(t0)[phase_sorted]               # the last process's first call
+    entry = spread(hi(t0))                     # the last process's first call
     wait = np.clip(entry - t0, 0.0, np.maximum(s("first_end") - t0, 0.0))
     return s("busy") - np.where(s("collective") == 1, wait, 0.0)
-
-
-def _order_edges(b, phase_of, nphases):
-    """Pairs (x, y): phase y follows phase x on some rank."""
-    if len(phase_of) < 2:
-        return []
-    cells = nphases * nphases
-    moved = (b["rank"][1:] == b["rank"][:-1]) & (phase_of[:-1] != phase_of[1:])
-    if cells < MAX_DENSE_CELLS:
-        # a table of every pair (the last cell for none): no sort of millions, and
-        # no copies of the bursts' phases (each a fresh page-faulted array)
-        pair = np.multiply(phase_of[:-1], nphases, dtype=np.int32)
-        pair += phase_of[1:].astype(np.int32, copy=False)
-        pair[~moved] = cells
-        seen = np.zeros(cells + 1, bool)
-        seen[pair] = True
-        pairs = np.flatnonzero(seen[:cells])
-    else:
-        pairs = np.unique(phase_of[:-1][moved].astype(np.int64) * nphases + phase_of[1:][moved])
-    return [(int(p // nphases), int(p % nphases)) for p in pairs]
 
 
 def _phase_order(phases, edges):
@@ -1024,8 +943,7 @@ def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
         phase["done_early_s"] = float(c["early"][p])
     if phase["collective"] and npr > 1 and math.isfinite(c["skew"][p]):
         phase["arrival_skew_s"] = float(c["skew"][p])
-    # the longest a process computed between the phase's operations
-    phase["compute_s"] = float(np.max(b["t1"][sel] - b["t0"][sel] - b["busy"][sel])) if len(sel) else 0.0
+    phase["compute_s"] = float(c["compute"][p])
     if phase["collective"] and lower:
         agg = _aggregators(lower, phase, b["rank"][sel], b["busy"][sel])
         if agg is not None:

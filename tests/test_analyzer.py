@@ -439,15 +439,16 @@ def test_uneven_keys_and_order_edges_by_table_and_by_sort(monkeypatch, dense):
     rank 0 twice and rank 2 once (uneven; rank 1 has none), key 9 once on
     each rank (even); phases 0 1 2 on rank 0, 0 2 on rank 1, 2 0 on rank 2."""
     import numpy as np
-    from iomodel.analyzer import phases
+    from iomodel.analyzer import phase_groups, phases
     if not dense:
         monkeypatch.setattr(phases, "MAX_DENSE_CELLS", 0)
+        monkeypatch.setattr(phase_groups, "MAX_DENSE_CELLS", 0)
     key = np.array([5, 5, 9, 9, 9, 5], np.int64)
     rank = np.array([0, 0, 0, 1, 2, 2], np.int32)
     assert phases._uneven_keys(key, rank).tolist() == [5]
     b = {"rank": np.array([0, 0, 0, 1, 1, 2, 2], np.int32)}
     phase_of = np.array([0, 1, 2, 0, 2, 2, 0], np.int64)
-    assert phases._order_edges(b, phase_of, 3) == [(0, 1), (0, 2), (1, 2), (2, 0)]
+    assert phase_groups.order_edges(b, phase_of, 3) == [(0, 1), (0, 2), (1, 2), (2, 0)]
 
 
 def test_phase_order_is_networkx_lexicographical_topological_sort():
