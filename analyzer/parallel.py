@@ -182,9 +182,8 @@ class _Columns:
     other) in the shared memory file `fd`: the workers write their ranks'
     bursts where the analyzer says, and the analyzer uses them in place."""
 
-    def __init__(self, fd, n, populate=False):
-        flags = mmap.MAP_SHARED | (getattr(mmap, "MAP_POPULATE", 0) if populate else 0)
-        self.map = mmap.mmap(fd, max(RECORD_BYTES * n, 1), flags)
+    def __init__(self, fd, n):
+        self.map = mmap.mmap(fd, max(RECORD_BYTES * n, 1))
         self.cols, at = {}, 0
         for f, t in BURST_DTYPES.items():
             self.cols[f] = np.frombuffer(self.map, t, n, at)
@@ -331,10 +330,8 @@ class RankWorkers:
         os.ftruncate(self.fd, max(RECORD_BYTES * at, 1))
         for c, d in zip(self.conns, dests):
             c.send((at, d))
-        # mapped whole while the workers reduce: the analyzer's first use of
-        # the bursts would otherwise fault in their pages one at a time
-        cols = _Columns(self.fd, at, populate=True).cols    # the map lives as long as its columns
         got = [self._recv(c, "bursts") for c in self.conns]
+        cols = _Columns(self.fd, at).cols    # the map lives as long as its columns
         mixed, nested, calls, busy = {}, {}, None, []
         for m, nst, c, t in got:
             mixed.update(m)
