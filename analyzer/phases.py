@@ -843,9 +843,13 @@ def _busy_after_entry(s, hi, spread):
     phase or the computation already holds and a replay, whose processes start
     each phase together, does not have."""
     t0 = s("t0")
-    entry = spread(hi(t0))                     # the last process's first call
-    wait = np.clip(entry - t0, 0.0, np.maximum(s("first_end") - t0, 0.0))
-    return s("busy") - np.where(s("collective") == 1, wait, 0.0)
+    # the wait, up to the end of that first call: max(min(entry, end) - t0, 0),
+    # in one array (each fresh one is page faults over millions of bursts)
+    wait = np.minimum(spread(hi(t0)), s("first_end"))     # spread: the last process's first call
+    wait -= t0
+    np.maximum(wait, 0.0, out=wait)
+    wait[s("collective") != 1] = 0.0
+    return np.subtract(s("busy"), wait, out=wait)
 
 
 def _phase_order(phases, edges):
