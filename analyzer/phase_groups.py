@@ -96,9 +96,9 @@ class Table:
     def sel(self, p):
         return self.col[p] + self.width * np.arange(self.rows)
 
-    def index(self, k):
-        """A burst's place in `b` from its place in rank order."""
-        return k
+    def reindex(self, *dicts):
+        """Dicts by a burst's place in rank order, by its place in `b`."""
+        return list(dicts)
 
 
 class Sorted:
@@ -153,8 +153,11 @@ class Sorted:
     def sel(self, p):
         return np.arange(self.head[p], self.head[p] + self.count[p])
 
-    def index(self, k):
-        return int(self.inverse[k])
+    def reindex(self, *dicts):
+        """(Once: the permutation's memory goes then.)"""
+        out = [{int(self.inverse[k]): v for k, v in d.items()} for d in dicts]
+        self.inverse = None
+        return out
 
 
 def order_edges(b, phase_of, nphases):

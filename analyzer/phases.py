@@ -678,8 +678,7 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
     key = _burst_key(b, len(ops.routines))
     grp = group_bursts(b, key, (lambda: align_by_clock(b, key)) if clock else None, threads)
     b, s, lo, hi, kmul = grp.b, grp.s, grp.lo, grp.hi, grp.kmul
-    mixed = {grp.index(k): v for k, v in mixed.items()}
-    nested = {grp.index(k): v for k, v in (nested or {}).items()}
+    mixed, nested = grp.reindex(mixed, nested or {})
     count = grp.count
 
     rank = s("rank")

@@ -56,13 +56,15 @@ def test_equal_sequences_are_a_table_reduced_in_place():
     assert got.pop("spread_first") == [100, 0] * 3
     assert got == want
     assert all(np.array_equal(b[f], before[f]) for f in b)
-    assert [grp.index(k) for k in range(6)] == list(range(6))
+    by_rank_order = {k: f"burst {k}" for k in range(6)}
+    assert grp.reindex(by_rank_order) == [by_rank_order]
     srt = Sorted(b2 := copy.deepcopy(before), key * 1 + b2["k"])
     got = per_phase(srt)
     assert got.pop("spread_first") == [0, 0, 0, 100, 100, 100]
     assert got == want
     assert b2["bytes"].tolist() == [1, 2, 3, 5, 6, 7]          # moved, by phase then rank
-    assert [srt.index(k) for k in range(6)] == [3, 0, 4, 1, 5, 2]
+    assert srt.reindex(by_rank_order) == [{3: "burst 0", 0: "burst 1", 4: "burst 2", 1: "burst 3",
+                                           5: "burst 4", 2: "burst 5"}]
 
 
 def test_different_sequences_are_sorted():
