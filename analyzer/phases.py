@@ -663,7 +663,84 @@ def _aggregators(lower, phase, ranks, busy):
     return out
 
 
-def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, threads=1):
+# step 3's numbers of a phase that are one reduction of its bursts: name ->
+# (how two processes' numbers merge, the column reduced); flags are int8
+NUMBERS = {
+    "rank_lo": ("lo", "rank"), "rank_hi": ("hi", "rank"), "weight": ("add", "bytes"),
+    "t0": ("lo", "t0"), "t1": ("hi", "t1"), "entry": ("hi", "t0"), "lc0": ("lo", "lc0"),
+    "reread": ("add", "reread"), "npieces": ("add", "npieces"),
+    "pieces_unknown": ("hi", "pieces_unknown"), "comm_between": ("hi", "comm_between"),
+    "gap_s": ("lo", "gap_s"), "gap_comm": ("lo", "gap_comm"), "mode": ("hi", "mode"),
+    "known": ("lo", "known"), "noncontig": ("hi", "noncontig"),
+    "coll_lo": ("lo", "collective"), "coll_hi": ("hi", "collective"), "first": ("lo", "offset0"),
+    "buf_lo": ("lo", "buffer_offset"), "buf_hi": ("hi", "buffer_offset"),
+    "synced": ("lo", "synced"), "solo": ("lo", "solo"), "meta": ("lo", "meta"),
+    "fs_lo": ("lo", "first_size"), "fs_hi": ("hi", "first_size"), "rep_lo": ("lo", "rep"),
+    "rep_hi": ("hi", "rep"), "mixed": ("hi", "mixed"), "const": ("lo", "const_stride"),
+    # the stride between repetitions, of the bursts that repeat
+    "stride_lo": ("lo", None), "stride_hi": ("hi", None),
+    # the longest a process computed between the phase's operations
+    "compute": ("hi", None),
+    "nops_lo": ("lo", None), "nops_hi": ("hi", None),   # operations a burst: its pattern, rep times
+}
+MERGE = {"lo": np.minimum, "hi": np.maximum, "add": np.add}
+FIRSTS = ("group", "write", "routine", "first_size", "rep", "buffer_offset")   # the lowest rank's
+
+
+def phase_numbers(grp):
+    """NUMBERS of a grouping of bursts (analyzer/phase_groups.py), and the
+    count of each phase: {name: array by phase}."""
+    s = grp.s
+    big = np.iinfo(np.int64).max
+    multi = s("rep") > 1
+    nops = s("rep").astype(np.int64) * s("iop")
+    derived = {"stride_lo": np.where(multi, s("stride"), big), "stride_hi": np.where(multi, s("stride"), -big),
+               "compute": s("t1") - s("t0") - s("busy"), "nops_lo": nops, "nops_hi": nops}
+    red = {"lo": grp.lo, "hi": grp.hi, "add": grp.add}
+    out = {"count": grp.count}
+    for name, (how, col) in NUMBERS.items():
+        x = derived[name] if col is None else s(col)
+        out[name] = red[how](x.astype(np.int8) if x.dtype == np.bool_ else x)
+    return out
+
+
+def _agg(n):
+    """The numbers _phase reads, from the reductions `n` (arrays by phase)."""
+    agg = dict(n)
+    for f in ("pieces_unknown", "noncontig", "mixed", "known", "synced", "solo", "meta", "const"):
+        agg[f] = n[f] == 1            # any (hi) or all (lo) of the bursts
+    agg["uniform"] = (n["fs_lo"] == n["fs_hi"]) & (n["rep_lo"] == n["rep_hi"]) & ~agg["mixed"]
+    return agg
+
+
+class PhaseBursts:
+    """What _phase reads of one phase's bursts one by one (where its
+    processes differ): the bursts `sel` of `b`."""
+
+    def __init__(self, b, sel, mixed, nested):
+        self.b, self.sel, self.mixed, self.nested = b, sel, mixed, nested
+
+    def ranks(self):
+        return self.b["rank"][self.sel]
+
+    def patterns(self):
+        """Per burst: (its request sizes, its rep)."""
+        b = self.b
+        return [(self.mixed.get(int(i), (int(b["first_size"][i]),)), int(b["rep"][i])) for i in self.sel]
+
+    def nest(self):
+        """The nest of strides every burst has, or None."""
+        levels = [self.nested.get(int(i)) for i in self.sel] if self.nested else [None]
+        return levels[0] if levels[0] and all(x == levels[0] for x in levels) else None
+
+    def starts(self):
+        return self.b["offset0"][self.sel]
+
+    def busy(self):
+        return self.b["busy"][self.sel]
+
+
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, threads=1, merged=None):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts grouped by phase (analyzer/phase_groups.py); only phases whose
@@ -671,53 +748,26 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
     calls' last entry and last exit (_collective_calls), for the collective
     phases' io_time_s.  With `clock`, bursts are paired by their logical
     clock where the processes differ (align_by_clock).  `threads`: how many
-    sort the bursts by phase, where they must be sorted."""
-    nb = len(b["rank"])
-    if not nb:
-        return [], []
-    key = _burst_key(b, len(ops.routines))
-    grp = group_bursts(b, key, (lambda: align_by_clock(b, key)) if clock else None, threads)
-    b, s, lo, hi, kmul = grp.b, grp.s, grp.lo, grp.hi, grp.kmul
-    mixed, nested = grp.reindex(mixed, nested or {})
-    count = grp.count
-
-    rank = s("rank")
-    agg = {
-        "count": count, "rank_lo": lo(rank), "rank_hi": hi(rank),
-        "weight": grp.add(s("bytes")),
-        "t0": lo(s("t0")), "t1": hi(s("t1")), "busy": hi(_busy_after_entry(s, hi, grp.spread)),
-        "lc0": lo(s("lc0")),
-        "reread": grp.add(s("reread")),
-        "npieces": grp.add(s("npieces")),
-        "pieces_unknown": hi(s("pieces_unknown").astype(np.int8)) == 1,
-        "comm_between": hi(s("comm_between")), "gap_s": lo(s("gap_s")), "gap_comm": lo(s("gap_comm")),
-        "mode": hi(s("mode")), "known": lo(s("known").astype(np.int8)) == 1,
-        "noncontig": hi(s("noncontig").astype(np.int8)) == 1,
-        "coll_lo": lo(s("collective")), "coll_hi": hi(s("collective")),
-        "first": lo(s("offset0")),
-        "buf_lo": lo(s("buffer_offset")), "buf_hi": hi(s("buffer_offset")),
-        "synced": lo(s("synced").astype(np.int8)) == 1,
-        "solo": lo(s("solo").astype(np.int8)) == 1,
-        "meta": lo(s("meta").astype(np.int8)) == 1,
-    }
-    fs, rep = s("first_size"), s("rep")
-    agg["uniform"] = (lo(fs) == hi(fs)) & (lo(rep) == hi(rep)) & (hi(s("mixed").astype(np.int8)) == 0)
-    # first offsets affine in the rank: every difference inside a phase equals its first
-    agg["affine"], agg["per_rank"] = grp.affine(s("offset0"))
-    # stride between repetitions: the same in every burst that repeats
-    multi = rep > 1
-    stride = s("stride")
-    big = np.iinfo(np.int64).max
-    agg["stride_lo"] = lo(np.where(multi, stride, big))
-    agg["stride_hi"] = hi(np.where(multi, stride, -big))
-    agg["const"] = lo(s("const_stride").astype(np.int8)) == 1
-    del stride, multi
-    # the longest a process computed between the phase's operations
-    agg["compute"] = hi(s("t1") - s("t0") - s("busy"))
-    agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, s, lo, hi, calls, grp.keys, kmul)
+    sort the bursts by phase, where they must be sorted.  `merged`: the
+    numbers already reduced by the workers (analyzer/parallel.py), in place
+    of the bursts."""
+    if merged is not None:
+        grp, n, detail = merged, merged.numbers, merged.detail
+    else:
+        if not len(b["rank"]):
+            return [], []
+        key = _burst_key(b, len(ops.routines))
+        grp = group_bursts(b, key, (lambda: align_by_clock(b, key)) if clock else None, threads)
+        mixed, nested = grp.reindex(mixed, nested or {})
+        n = phase_numbers(grp)
+        n["busy"] = grp.hi(_busy_after_entry(grp.s, n["entry"], grp.spread))
+        n["affine"], n["per_rank"] = grp.affine(grp.s("offset0"))
+        n.update({"first_" + g: grp.first(g) for g in FIRSTS})
+        detail = lambda p: PhaseBursts(grp.b, grp.sel(p), mixed, nested)  # noqa: E731
+    agg = _agg(n)
+    agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, calls, grp.keys, grp.kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
-    groups = {g: grp.first(g).tolist() for g in ("group", "write", "routine", "first_size", "rep")}
-    out = [_phase(ops, b, p, grp.sel(p), cols, groups, mixed, nested, lower or {}) for p in range(grp.nph)]
+    out = [_phase(ops, p, detail, cols, lower or {}) for p in range(grp.nph)]
     # number the phases: in the order every process met them, then by first start
     edges = grp.edges
     position = _phase_order(out, edges)
@@ -789,7 +839,7 @@ def _merge_calls(acc, new):
             "t0_first": cat["t0_first"][starts], "t1_first": cat["t1_first"][starts]}
 
 
-def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
+def _collective_busy(agg, calls, phase_keys, kmul):
     """A phase's io_time_s.  Of a collective phase whose processes made as many
     calls: the sum over its calls of the time from the last process's entry to
     the last process's exit.  A collective call mostly cannot do its I/O before
@@ -826,13 +876,12 @@ def _collective_busy(agg, s, lo, hi, calls, phase_keys, kmul):
     # arrival skew: from the first process's entry to the last's, summed over the calls
     skew = np.bincount(p[found], weights=np.maximum(calls["t0"] - calls["t0_first"], 0.0)[found],
                        minlength=len(phase_keys))
-    nops = s("rep").astype(np.int64) * s("iop")
-    same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (lo(nops) == hi(nops))
+    same = (agg["coll_lo"] == 1) & (agg["coll_hi"] == 1) & (agg["nops_lo"] == agg["nops_hi"])
     return np.where(same, per_call, busy), np.where(same & (ncalls > 0), early, np.nan), \
         np.where(same & (ncalls > 0), skew, np.nan)
 
 
-def _busy_after_entry(s, hi, spread):
+def _busy_after_entry(s, entry, spread):
     """Per burst (grouped by phase): its time inside its I/O calls, less, when
     its first call is collective, the time that call waited for the last
     process to enter it.  A collective call cannot do its I/O before every
@@ -844,7 +893,7 @@ def _busy_after_entry(s, hi, spread):
     t0 = s("t0")
     # the wait, up to the end of that first call: max(min(entry, end) - t0, 0),
     # in one array (each fresh one is page faults over millions of bursts)
-    wait = np.minimum(spread(hi(t0)), s("first_end"))     # spread: the last process's first call
+    wait = np.minimum(spread(entry), s("first_end"))    # entry: the last process's first call
     wait -= t0
     np.maximum(wait, 0.0, out=wait)
     wait[s("collective") != 1] = 0.0
@@ -878,19 +927,19 @@ def _phase_order(phases, edges):
     return {i: pos for pos, i in enumerate(seq)}
 
 
-def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
+def _phase(ops, p, detail, c, lower):
     """One phase's entry from its aggregates `c` (lists by phase) and, when
-    its processes differ, from its bursts `sel`."""
+    its processes differ, from its bursts (`detail(p)`: a PhaseBursts)."""
     npr = c["count"][p]
     weight = c["weight"][p]
     lo_rank, hi_rank = c["rank_lo"][p], c["rank_hi"][p]
     ranks = (f"{lo_rank}" if npr == 1 else f"{lo_rank}-{hi_rank}") if hi_rank - lo_rank + 1 == npr \
-        else format_ranks(b["rank"][sel])
+        else format_ranks(detail(p).ranks())
     if c["uniform"][p]:
-        uniform, rep, sizes = True, g["rep"][p], [g["first_size"][p]]
+        uniform, rep, sizes = True, c["first_rep"][p], [c["first_first_size"][p]]
         rs = rs_min = rs_max = sizes[0]
     else:                                    # processes differ: group them by pattern
-        sig = [(mixed.get(int(i), (int(b["first_size"][i]),)), int(b["rep"][i])) for i in sel]
+        sig = detail(p).patterns()
         uniform = all(x == sig[0] for x in sig)
         rep = sig[0][1] if len({r for _, r in sig}) == 1 else 1
         sizes = list(sig[0][0]) * (sig[0][1] // rep)   # the lowest rank's stand for the phase
@@ -899,16 +948,17 @@ def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
             (sum(sizes), sum(sizes), sum(sizes))
     cl, ch = c["coll_lo"][p], c["coll_hi"][p]
     phase = {
-        "id": 0, "file": g["group"][p], "operation": "write" if g["write"][p] else "read",
-        "routine": ops.routines[g["routine"][p]] or None,
-        "interface": interface(ops.routines[g["routine"][p]]) if ops.routines[g["routine"][p]] else None,
+        "id": 0, "file": c["first_group"][p], "operation": "write" if c["first_write"][p] else "read",
+        "routine": ops.routines[c["first_routine"][p]] or None,
+        "interface": interface(ops.routines[c["first_routine"][p]]) if ops.routines[c["first_routine"][p]]
+        else None,
         "collective": None if cl != ch or cl < 0 else bool(cl),
         "np": npr, "ranks": ranks, "iop": len(sizes), "request_sizes": sizes,
         "rs": int(rs), "rs_min": int(rs_min), "rs_max": int(rs_max),
     }
     if not uniform:
         grp = {}
-        for i, (x, r) in zip(b["rank"][sel].tolist(), sig):
+        for i, (x, r) in zip(detail(p).ranks().tolist(), sig):
             grp.setdefault((x, r), []).append(i)
         phase["rs_groups"] = [{"ranks": format_ranks(rk), "rs": int(sum(x) * (r // rep)),
                                "request_sizes": list(x) * (r // rep)}
@@ -919,14 +969,14 @@ def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
         c["stride_lo"][p] == c["stride_hi"][p] else None
     offsets = {"first": c["first"][p] if known else None, "per_rank": per_rank, "stride": stride,
                "contiguous": (not c["noncontig"][p]) if known else None}
-    levels = [nested.get(int(i)) for i in sel] if nested else [None]
-    if known and levels[0] and all(x == levels[0] for x in levels):
-        offsets["nested"] = levels[0]        # every process's: one nest of strides
+    nest = detail(p).nest() if known else None
+    if nest:
+        offsets["nested"] = nest             # every process's: one nest of strides
     if known and c["noncontig"][p] and not c["pieces_unknown"][p]:
         # what MPI-IO meets: pieces this long (collective buffering, data sieving)
         offsets["piece"] = int(round(weight / c["npieces"][p]))
     if known and npr > 1 and per_rank is None:
-        firsts = b["offset0"][sel]
+        firsts = detail(p).starts()
         offsets["starts"] = (firsts - firsts.min()).tolist()
     t0, t1 = c["t0"][p], c["t1"][p]
     clock = c["lc0"][p] >= 0
@@ -948,14 +998,14 @@ def _phase(ops, b, p, sel, c, g, mixed, nested, lower):
         phase["arrival_skew_s"] = float(c["skew"][p])
     phase["compute_s"] = float(c["compute"][p])
     if phase["collective"] and lower:
-        agg = _aggregators(lower, phase, b["rank"][sel], b["busy"][sel])
+        agg = _aggregators(lower, phase, detail(p).ranks(), detail(p).busy())
         if agg is not None:
             phase["aggregators"] = agg
     if phase["operation"] == "read" and ops.has_reread:
         phase["reread_bytes"] = int(c["reread"][p])
     # where its buffers sat: one offset for all, or else the lowest rank's (its request
     # sizes stand for the phase's too); absent when unknown or mixed within that rank
-    boff = c["buf_lo"][p] if c["buf_lo"][p] == c["buf_hi"][p] else int(b["buffer_offset"][sel[0]])
+    boff = c["buf_lo"][p] if c["buf_lo"][p] == c["buf_hi"][p] else c["first_buffer_offset"][p]
     if boff >= 0:
         phase["buffer_offset"] = int(boff)
     if c["meta"][p]:
