@@ -5,10 +5,16 @@ contiguous block per worker, balanced by bytes.  Each worker, forked from the
 analyzer, reads its ranks (tracefile, linking: analyzer/ops.py's read_ranks)
 and keeps their operations; the analyzer gathers what the model needs of the
 whole job (paths and routines, clocks, files, ordered calls), then asks the
-workers for the gaps that set the burst threshold (pass 1) and for their
-ranks' bursts (pass 2), and finds the phases over all the bursts itself.  The
-model is the one the serial analysis builds: same order of paths, routines,
-hosts and ranks (docs/commands/analyze.md, "Cores").
+workers for the gaps that set the burst threshold (pass 1), and each worker
+reduces its ranks to bursts in its own memory (pass 2).  Where every process
+has the same sequence of bursts (a table: analyzer/phase_groups.py) the
+workers also reduce their rows to their share of each phase's numbers
+(phases.NUMBERS), and the analyzer merges the shares; otherwise, or where a
+phase's processes differ in their request sizes, or the layer under MPI-IO is
+traced, the workers write their bursts into memory they share with the
+analyzer, which finds the phases over all of them.  The model is the one the
+serial analysis builds: same order of paths, routines, hosts and ranks
+(docs/commands/analyze.md, "Cores").
 
 Any failure in a worker (a damaged trace above all) sends the analysis back to
 the serial path, which reports it as it always does.
@@ -22,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ops import RanksRead, place_ordered, read_ranks
-from .phases import (BURST_DTYPES, BURST_FIELDS, _merge_calls, rank_burst_count,
-                     rank_gap_values, rank_reduce)
+from .phase_groups import Table
+from .phases import (BURST_DTYPES, BURST_FIELDS, FIRSTS, MERGE, NUMBERS, _burst_key, _busy_after_entry,
+                     _merge_calls, phase_numbers, rank_gap_values, rank_reduce)
 from .trace import SAME_CLOCK_MAX_S
 from .tracefile import read_rank_file
 
@@ -144,27 +151,33 @@ def _serve(conn, sources, fd):
             values |= v
         conn.send(("gaps", values))
         threshold = conn.recv()
-        order = sorted(range(len(ranks)), key=lambda i: ranks[i].rank)
-        conn.send(("counts", [(ranks[i].rank, rank_burst_count(ranks[i], metas[i], of_path, clock,
-                                                                threshold) if len(ranks[i]) else 0)
-                              for i in order]))
-        total, dests = conn.recv()     # where the analyzer wants each rank's bursts
-        mixed, nested, calls, busy = {}, {}, None, []
-        with _Columns(fd, total) as cols:
-            for i, at in zip(order, dests):
-                r = ranks[i]
-                ranks[i] = None          # spent: its memory goes as the bursts come
-                if not len(r):
-                    continue
-                b, m, nst, c, t = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines)
-                n = len(b["rank"])
-                for f in BURST_FIELDS:
-                    cols[f][at:at + n] = b[f]
-                mixed.update({at + k: v for k, v in m.items()})
-                nested.update({at + k: v for k, v in nst.items()})
-                calls = _merge_calls(calls, c)
-                busy.append((r.rank, t))
-        conn.send(("bursts", mixed, nested, calls, busy))
+        own, counts, mixed, nested, calls, busy = _own_bursts(ranks, metas, of_path, clock, threshold,
+                                                              nroutines)
+        del ranks
+        kmul = int(own["k"].max()) + 1 if len(own["rank"]) else 1
+        table = Table.of(own, _burst_key(own, nroutines) * kmul + own["k"]) if len(own["rank"]) else None
+        sig = None if table is None else (own["rank"][::table.width].tolist(), table.keys, kmul)
+        conn.send(("bursts", counts, sig, mixed, nested, calls, busy))
+        while True:             # the analyzer asks for the numbers of the phases, or the bursts
+            ask = conn.recv()
+            if ask[0] == "numbers":
+                conn.send(("numbers", _table_numbers(table, nested)))
+            elif ask[0] == "busy":
+                entry, need = ask[1:]
+                off = table.s("offset0")
+                conn.send(("busy", table.hi(_busy_after_entry(table.s, entry, table.spread)),
+                           {p: off[:, table.col[p]] for p in need}))
+            elif ask[0] == "columns":
+                total, dests = ask[1:]
+                with _Columns(fd, total) as cols:
+                    at = 0
+                    for (_, n), to in zip(counts, dests):
+                        for f in BURST_FIELDS:
+                            cols[f][to:to + n] = own[f][at:at + n]
+                        at += n
+                conn.send(("columns",))
+            else:
+                break
     except BaseException:   # noqa: B036 - anything: the analyzer goes serial
         try:
             conn.send(("error", traceback.format_exc()))
@@ -172,6 +185,59 @@ def _serve(conn, sources, fd):
             pass
     finally:
         conn.close()
+
+
+def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
+    """A worker's ranks reduced to bursts, in rank order, in its own memory
+    (anonymous memory, which gets huge pages, unlike memory shared with the
+    analyzer: 4 KiB pages faulted in one by one); with (rank, bursts) of each
+    rank, the request sizes and nested strides by burst index, the collective
+    calls and (rank, time inside its data calls) of each rank."""
+    parts, counts, mixed, nested, calls, busy = [], [], {}, {}, None, []
+    at = 0
+    for i in sorted(range(len(ranks)), key=lambda i: ranks[i].rank):
+        r = ranks[i]
+        ranks[i] = None          # spent: its memory goes as the bursts come
+        if not len(r):
+            counts.append((r.rank, 0))
+            continue
+        b, m, nst, c, t = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines)
+        n = len(b["rank"])
+        parts.append(b)
+        counts.append((r.rank, n))
+        mixed.update({at + k: v for k, v in m.items()})
+        nested.update({at + k: v for k, v in nst.items()})
+        calls = _merge_calls(calls, c)
+        busy.append((r.rank, t))
+        at += n
+    own = {f: np.concatenate([b[f] for b in parts]) if parts else np.empty(0, t)
+           for f, t in BURST_DTYPES.items()}
+    own["mixed"] = np.zeros(at, bool)
+    own["mixed"][list(mixed)] = True
+    return own, counts, mixed, nested, calls, busy
+
+
+def _table_numbers(table, nested):
+    """A worker's share of the phases' numbers (its ranks a table): the
+    reductions over its rows, the lowest rank's values, the first offsets of
+    its first and last rows and whether its own rows' differences are all the
+    first's, and each phase's nest of strides if all its rows have the same
+    (else DIFFERENT)."""
+    num = phase_numbers(table)
+    num.update({"first_" + g: table.first(g) for g in FIRSTS})
+    off = table.s("offset0")
+    d = np.diff(off, axis=0)
+    num["off_first"], num["off_last"] = off[0][table.col], off[-1][table.col]
+    num["step"] = d[0][table.col] if len(d) else np.zeros(table.nph, np.int64)
+    num["steady"] = (d == d[0]).all(axis=0)[table.col] if len(d) else np.ones(table.nph, bool)
+    nests = []
+    for p in range(table.nph):
+        levels = {repr(nested.get(int(i))): nested.get(int(i)) for i in table.sel(p)} if nested else {"": None}
+        nests.append(next(iter(levels.values())) if len(levels) == 1 else DIFFERENT)
+    return num, nests, table.edges
+
+
+DIFFERENT = "different"        # a phase whose rows have different nests
 
 
 RECORD_BYTES = sum(np.dtype(t).itemsize for t in BURST_DTYPES.values())
@@ -313,14 +379,69 @@ class RankWorkers:
             values |= self._recv(c, "gaps")[0]
         return values
 
-    def bursts(self, threshold):
-        """Pass 2 in the workers: all ranks' bursts in rank order, their
-        request sizes and nested strides by burst index, the collective calls
-        and the ranks' times inside their data calls."""
+    def bursts(self, threshold, lower=None):
+        """Pass 2 in the workers: (Merged, None, calls, in_calls) where every
+        process has the same sequence of bursts (a table) and `lower` is
+        empty, the phases' numbers reduced in the workers; else (None, the
+        bursts in rank order as columns in shared memory, calls, in_calls,
+        mixed, nested): all ranks' bursts, their request sizes and nested
+        strides by burst index.  calls: the collective calls; in_calls: each
+        rank's time inside its data calls, in rank order."""
         for c in self.conns:
             c.send(threshold)
-        counts = [self._recv(c, "counts")[0] for c in self.conns]
-        # each rank's bursts at their place in rank order
+        got = [self._recv(c, "bursts") for c in self.conns]
+        calls, busy = None, []
+        for g in got:
+            calls = _merge_calls(calls, g[4])
+            busy += g[5]
+        in_calls = [t for _, t in sorted(busy)]
+        try:
+            merged = None if lower else self._merged([g[1] for g in got])
+            if merged is not None:
+                return merged, None, calls, in_calls, {}, {}
+            return (None, self._columns([g[0] for g in got]), calls, in_calls,
+                    *self._by_burst([g[0] for g in got], [g[2] for g in got], [g[3] for g in got]))
+        finally:
+            for c in self.conns:
+                try:
+                    c.send(("done",))
+                except OSError:     # that worker is gone (WorkerFailed says why)
+                    pass
+
+    def _merged(self, sigs):
+        """The phases' numbers merged from the workers' tables, or None where
+        the job's bursts are no table or a phase's processes differ."""
+        if not sigs or any(s is None for s in sigs):
+            return None
+        rows, keys, kmul = list(sigs[0][0]), sigs[0][1], sigs[0][2]
+        for r, k, m in sigs[1:]:
+            if m != kmul or not np.array_equal(k, keys) or r[0] <= rows[-1]:
+                return None
+            rows += r
+        for c in self.conns:
+            c.send(("numbers",))
+        parts = [self._recv(c, "numbers")[0] for c in self.conns]
+        n = {"count": sum(num["count"] for num, _, _ in parts)}
+        for name, (how, _) in NUMBERS.items():
+            n[name] = MERGE[how].reduce([num[name] for num, _, _ in parts])
+        if not ((n["fs_lo"] == n["fs_hi"]) & (n["rep_lo"] == n["rep_hi"]) & (n["mixed"] == 0)).all():
+            return None     # processes that differ: their bursts are looked at one by one
+        n.update({"first_" + g: parts[0][0]["first_" + g] for g in FIRSTS})
+        n["affine"], n["per_rank"] = _merge_affine([num for num, _, _ in parts],
+                                                   [len(s[0]) for s in sigs])
+        need = np.flatnonzero((n["known"] == 1) & (n["count"] > 1) & ~n["affine"]).tolist()
+        for c in self.conns:
+            c.send(("busy", n["entry"], need))
+        answers = [self._recv(c, "busy") for c in self.conns]
+        n["busy"] = np.maximum.reduce([a[0] for a in answers])
+        starts = {p: np.concatenate([a[1][p] for a in answers]) for p in need}
+        nests = [x[0] if all(y == x[0] for y in x) and x[0] != DIFFERENT else None
+                 for x in zip(*(nst for _, nst, _ in parts))]
+        return Merged(n, keys, kmul, parts[0][2], np.array(rows), nests, starts)
+
+    def _columns(self, counts):
+        """The workers' bursts written into the shared memory, each rank's at
+        its place in rank order: (the columns, where each worker's ranks went)."""
         segments = sorted((rank, w, k, n) for w, cw in enumerate(counts) for k, (rank, n) in enumerate(cw))
         dests = [[0] * len(cw) for cw in counts]
         at = 0
@@ -329,13 +450,64 @@ class RankWorkers:
             at += n
         os.ftruncate(self.fd, max(RECORD_BYTES * at, 1))
         for c, d in zip(self.conns, dests):
-            c.send((at, d))
-        got = [self._recv(c, "bursts") for c in self.conns]
-        cols = _Columns(self.fd, at).cols    # the map lives as long as its columns
-        mixed, nested, calls, busy = {}, {}, None, []
-        for m, nst, c, t in got:
-            mixed.update(m)
-            nested.update(nst)
-            calls = _merge_calls(calls, c)
-            busy += t
-        return cols, mixed, nested, calls, [t for _, t in sorted(busy)]
+            c.send(("columns", at, d))
+        for c in self.conns:
+            self._recv(c, "columns")
+        self.dests = dests
+        return _Columns(self.fd, at).cols    # the map lives as long as its columns
+
+    def _by_burst(self, counts, mixeds, nesteds):
+        """The workers' dicts by their own burst index, by the burst's place in rank order."""
+        out = ({}, {})
+        for cw, d, *dicts in zip(counts, self.dests, mixeds, nesteds):
+            starts = np.cumsum([0] + [n for _, n in cw])
+            for into, got in zip(out, dicts):
+                for i, v in got.items():
+                    k = int(np.searchsorted(starts, i, side="right")) - 1
+                    into[d[k] + i - int(starts[k])] = v
+        return out
+
+
+def _merge_affine(parts, rows):
+    """Whether each phase's first offsets are affine in the rank over the
+    workers' rows taken in order, and the step from its first row to its
+    second, from each worker's first and last offsets, its own first step and
+    whether its own steps are all that."""
+    acc, total = parts[0], rows[0]
+    step, ok, last = acc["step"], acc["steady"].copy(), acc["off_last"]
+    for num, r in zip(parts[1:], rows[1:]):
+        across = num["off_first"] - last
+        step = step if total > 1 else across
+        ok &= (across == step) & num["steady"] & ((num["step"] == step) | (r < 2))
+        last, total = num["off_last"], total + r
+    return ok & (total > 1), step
+
+
+class Merged:
+    """The phases of a job whose processes have the same bursts, from the
+    numbers its workers reduced (as a grouping, analyzer/phase_groups.py,
+    for phases._phases)."""
+
+    def __init__(self, numbers, keys, kmul, edges, ranks, nests, starts):
+        self.numbers, self.keys, self.kmul, self.edges = numbers, keys, kmul, edges
+        self.nph = len(keys)
+        self.rows, self.nests, self.starts = ranks, nests, starts
+
+    def detail(self, p):
+        return _MergedBursts(self, p)
+
+
+class _MergedBursts:
+    """What phases._phase reads of one phase's bursts (phases.PhaseBursts)."""
+
+    def __init__(self, merged, p):
+        self.m, self.p = merged, p
+
+    def ranks(self):
+        return self.m.rows
+
+    def nest(self):
+        return self.m.nests[self.p]
+
+    def starts(self):
+        return self.m.starts[self.p]

@@ -432,12 +432,6 @@ def _cuts(r, meta, of_path, clock, threshold, vote=None):
         yield part, is_meta, idx, g, gap, j & ~split
 
 
-def rank_burst_count(r, meta, of_path, clock, threshold, vote=None):
-    """How many bursts rank_reduce makes of the rank (without making them)."""
-    return sum(int(np.count_nonzero(~same)) for *_, same in _cuts(r, meta, of_path, clock, threshold,
-                                                                   vote))
-
-
 def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None):
     """Pass 2 on one rank: its bursts (BURST_FIELDS, in call order), their
     request sizes and nested strides by burst index, its collective calls
@@ -486,9 +480,10 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
                           [x[2] > threshold for x in prep])
         del prep
     lower = _lower_layer(ops, of_path)
+    merged = None
     if workers is not None:
-        bursts, mixed, nested, calls, in_calls = workers.bursts(threshold)
-        base = len(bursts["rank"])
+        merged, bursts, calls, in_calls, mixed, nested = workers.bursts(threshold, lower)
+        base = len(bursts["rank"]) if merged is None else 0
     else:
         # pass 2: bursts, a rank at a time, into arrays sized for the worst case
         # (one burst an operation): pages never written are never resident
@@ -515,11 +510,12 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
                     _release_freed_memory()
         if consume:
             _release_freed_memory()
-    bursts = {f: a[:base] for f, a in bursts.items()}
-    bursts["mixed"] = np.zeros(base, bool)
-    bursts["mixed"][list(mixed)] = True
+    if merged is None:
+        bursts = {f: a[:base] for f, a in bursts.items()}
+        bursts["mixed"] = np.zeros(base, bool)
+        bursts["mixed"][list(mixed)] = True
     phases, order = _phases(ops, bursts, mixed, calls, nested, lower, clock,
-                            threads=workers.jobs if workers is not None else 1)
+                            threads=workers.jobs if workers is not None else 1, merged=merged)
     del bursts, calls
     for ph in phases:
         if groups[ph["file"]]["unique"]:

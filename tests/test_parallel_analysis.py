@@ -73,6 +73,63 @@ def test_library_metadata_between_datasets(library_build_dir, tmp_path):
     assert in_workers(trace, 2) == serial
 
 
+@pytest.fixture
+def merges(monkeypatch):
+    """How each analysis in workers got its phases: "merged" (the workers
+    reduced them: every process has the same bursts), "columns" after the
+    numbers were asked (the processes' sizes differ), or "columns"."""
+    from iomodel.analyzer import parallel
+    seen, merged = [], parallel.RankWorkers._merged
+
+    def spy(self, sigs):
+        m = merged(self, sigs)
+        seen.append("merged" if m is not None else "columns" if None in sigs else "columns after numbers")
+        return m
+    monkeypatch.setattr(parallel.RankWorkers, "_merged", spy)
+    return seen
+
+
+def test_phases_reduced_in_the_workers(traced, merges):
+    """strides "simple" on 4 ranks (BT-IO simple's rows): every process has
+    the same bursts, so the workers reduce them into the phases' numbers and
+    the analyzer merges their shares.  The writes of a step are one phase of
+    128 writes of 320 B, in the nest [[16, 10240], [8, 640]], whose first
+    offsets 0, 320, 5120, 5440 are not affine in the rank (so the workers send
+    them).  ior_like "segmented" on 4 ranks: write_at_all at i*4*4096 +
+    r*4096, affine, 4096 a rank, also across workers of one rank each (3 and
+    4 workers).  The models are the serial path's."""
+    run = traced("strides", 4, "simple")
+    serial = analyze(run.trace_dir, jobs=1)
+    w = serial["phases"][0]
+    assert (w["operation"], w["np"], w["request_sizes"], w["rep"]) == ("write", 4, [320], 128)
+    assert (w["offsets"]["nested"], w["offsets"]["starts"], w["offsets"]["per_rank"]) == \
+        ([[16, 10240], [8, 640]], [0, 320, 5120, 5440], None)
+    for jobs in (2, 3):
+        assert in_workers(run.trace_dir, jobs) == serial
+    seg = traced("ior_like", 4, "segmented")
+    serial = analyze(seg.trace_dir, jobs=1)
+    assert [(p["operation"], p["rep"], p["offsets"]["first"], p["offsets"]["per_rank"])
+            for p in serial["phases"]] == [("write", 6, 0, 4096), ("read", 6, 0, 4096)]
+    for jobs in (2, 3, 4):
+        assert in_workers(seg.trace_dir, jobs) == serial
+    assert merges == ["merged"] * 5
+
+
+def test_processes_that_differ_send_their_bursts(traced, merges):
+    """ior_like "varsize": every process makes the same bursts, but rank r
+    moves (r + 1) * 1000 B a call, 3 calls: after the numbers, the analyzer asks for the
+    bursts themselves, to group the processes by size (rs_groups).  hacc_like:
+    rank 0 has bursts the others have not, so the bursts come at once."""
+    run = traced("ior_like", 4, "varsize")
+    serial = analyze(run.trace_dir, jobs=1)
+    assert [(p["rep"], [g["rs"] for g in p["rs_groups"]]) for p in serial["phases"]] == \
+        [(3, [1000, 2000, 3000, 4000])] * 2
+    assert in_workers(run.trace_dir, 2) == serial
+    hacc = traced("hacc_like", 4)
+    assert in_workers(hacc.trace_dir, 2) == analyze(hacc.trace_dir, jobs=1)
+    assert merges == ["columns after numbers", "columns"]
+
+
 def test_damage_is_reported_as_the_serial_analysis_does(traced):
     """A job file cut in rank 2's image: analyze with 2 workers raises the
     serial analysis's error, naming the file, the rank and the byte."""
