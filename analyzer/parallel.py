@@ -193,7 +193,11 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
     analyzer: 4 KiB pages faulted in one by one); with (rank, bursts) of each
     rank, the request sizes and nested strides by burst index, the collective
     calls and (rank, time inside its data calls) of each rank."""
-    parts, counts, mixed, nested, calls, busy = [], [], {}, {}, None, []
+    # arrays for the worst case (one burst an operation), as the serial path's:
+    # pages never written are never resident, and no copy joins the ranks' bursts
+    total = sum(len(r) for r in ranks)
+    own = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
+    counts, mixed, nested, calls, busy = [], {}, {}, None, []
     at = 0
     for i in sorted(range(len(ranks)), key=lambda i: ranks[i].rank):
         r = ranks[i]
@@ -203,15 +207,15 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
             continue
         b, m, nst, c, t = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines)
         n = len(b["rank"])
-        parts.append(b)
+        for f in BURST_FIELDS:
+            own[f][at:at + n] = b[f]
         counts.append((r.rank, n))
         mixed.update({at + k: v for k, v in m.items()})
         nested.update({at + k: v for k, v in nst.items()})
         calls = _merge_calls(calls, c)
         busy.append((r.rank, t))
         at += n
-    own = {f: np.concatenate([b[f] for b in parts]) if parts else np.empty(0, t)
-           for f, t in BURST_DTYPES.items()}
+    own = {f: a[:at] for f, a in own.items()}
     own["mixed"] = np.zeros(at, bool)
     own["mixed"][list(mixed)] = True
     return own, counts, mixed, nested, calls, busy
