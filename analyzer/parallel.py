@@ -29,8 +29,8 @@ import numpy as np
 
 from .ops import RanksRead, place_ordered, read_ranks
 from .phase_groups import Table
-from .phases import (BURST_DTYPES, BURST_FIELDS, FIRSTS, MERGE, NUMBERS, _burst_key, _busy_after_entry,
-                     _merge_calls, phase_numbers, rank_gap_values, rank_reduce)
+from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _burst_key, _busy_after_entry,
+                     _merge_calls, phase_numbers, rank_burst_count, rank_gap_values, rank_reduce)
 from .trace import SAME_CLOCK_MAX_S
 from .tracefile import read_rank_file
 
@@ -155,7 +155,8 @@ def _serve(conn, sources, fd):
                                                               nroutines)
         del ranks
         kmul = int(own["k"].max()) + 1 if len(own["rank"]) else 1
-        table = Table.of(own, _burst_key(own, nroutines) * kmul + own["k"]) if len(own["rank"]) else None
+        table = Table.of(own, (*BURST_KEY_FIELDS, "k"), lambda c: _burst_key(c, nroutines) * kmul + c["k"]) \
+            if len(own["rank"]) else None
         sig = None if table is None else (own["rank"][::table.width].tolist(), table.keys, kmul)
         conn.send(("bursts", counts, sig, mixed, nested, calls, busy))
         while True:             # the analyzer asks for the numbers of the phases, or the bursts
@@ -193,9 +194,10 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
     analyzer: 4 KiB pages faulted in one by one); with (rank, bursts) of each
     rank, the request sizes and nested strides by burst index, the collective
     calls and (rank, time inside its data calls) of each rank."""
-    # arrays for the worst case (one burst an operation), as the serial path's:
-    # pages never written are never resident, and no copy joins the ranks' bursts
-    total = sum(len(r) for r in ranks)
+    # counted first, so that the arrays are of the bursts' own size (arrays of
+    # the worst case, one burst an operation, would keep a huge page at the end
+    # of each column) and no copy joins the ranks' bursts
+    total = sum(rank_burst_count(r, m, of_path, clock, threshold) for r, m in zip(ranks, metas) if len(r))
     own = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
     counts, mixed, nested, calls, busy = [], {}, {}, None, []
     at = 0
@@ -215,7 +217,6 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
         calls = _merge_calls(calls, c)
         busy.append((r.rank, t))
         at += n
-    own = {f: a[:at] for f, a in own.items()}
     own["mixed"] = np.zeros(at, bool)
     own["mixed"][list(mixed)] = True
     return own, counts, mixed, nested, calls, busy

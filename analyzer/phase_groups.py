@@ -19,18 +19,20 @@ import numpy as np
 MAX_DENSE_CELLS = 1 << 25
 
 
-def group_bursts(b, key, pair=None, threads=1):
+def group_bursts(b, key_of, fields, pair=None, threads=1):
     """The bursts `b` (columns, in rank order) grouped by phase: by their
-    burst key `key` and their place k among the process's bursts of that key.
-    A Table where the processes' sequences of keys are equal; else, after
-    `pair()` (which may move the bursts' k where the processes have different
-    numbers of a key), a Sorted, which sorts `b` in place (`threads` share
-    that).  The phase key is key * kmul + k."""
+    burst key (`key_of(columns)`, of the columns `fields`) and their place k
+    among the process's bursts of that key.  A Table where the processes'
+    sequences of keys are equal; else, after `pair(keys)` (which may move the
+    bursts' k where the processes have different numbers of a key), a Sorted,
+    which sorts `b` in place (`threads` share that).  The phase key is
+    key * kmul + k."""
     kmul = int(b["k"].max()) + 1
-    grp = Table.of(b, key * kmul + b["k"])
+    grp = Table.of(b, (*fields, "k"), lambda c: key_of(c) * kmul + c["k"])
     if grp is None:
+        key = key_of(b)
         if pair is not None:
-            pair()
+            pair(key)
         kmul = int(b["k"].max()) + 1
         grp = Sorted(b, key * kmul + b["k"], threads)
     grp.kmul = kmul
@@ -41,18 +43,26 @@ class Table:
     """R processes with the same P burst keys in the same order."""
 
     @classmethod
-    def of(cls, b, pkey):
+    def of(cls, b, fields, pkey_of):
+        """A Table of the bursts `b` if every process's have the same values
+        of `fields` (what their phase key, `pkey_of(columns)`, is made of) in
+        the same order; else None.  Compared a field at a time: no key is made
+        for more than the first process's bursts."""
         rank = b["rank"]
         nb = len(rank)
         width = int(np.argmax(rank != rank[0])) or nb     # the first process's bursts
         if nb % width:
             return None
         rows = nb // width
-        row0 = pkey[:width]
+        if rows > 1:
+            if not (rank.reshape(rows, width) == rank[::width, None]).all():
+                return None
+            for f in fields:
+                x = b[f].reshape(rows, width)
+                if not (x == x[0]).all():
+                    return None
+        row0 = pkey_of({f: b[f][:width] for f in fields})
         if len(np.unique(row0)) != width:
-            return None
-        if rows > 1 and not ((rank.reshape(rows, width) == rank[::width, None]).all()
-                             and (pkey.reshape(rows, width) == row0).all()):
             return None
         return cls(b, row0, rows)
 

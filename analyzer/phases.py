@@ -432,6 +432,12 @@ def _cuts(r, meta, of_path, clock, threshold, vote=None):
         yield part, is_meta, idx, g, gap, j & ~split
 
 
+def rank_burst_count(r, meta, of_path, clock, threshold, vote=None):
+    """How many bursts rank_reduce makes of the rank (without making them)."""
+    return sum(int(np.count_nonzero(~same)) for *_, same in _cuts(r, meta, of_path, clock, threshold,
+                                                                   vote))
+
+
 def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None):
     """Pass 2 on one rank: its bursts (BURST_FIELDS, in call order), their
     request sizes and nested strides by burst index, its collective calls
@@ -688,14 +694,16 @@ def phase_numbers(grp):
     count of each phase: {name: array by phase}."""
     s = grp.s
     big = np.iinfo(np.int64).max
-    multi = s("rep") > 1
-    nops = s("rep").astype(np.int64) * s("iop")
-    derived = {"stride_lo": np.where(multi, s("stride"), big), "stride_hi": np.where(multi, s("stride"), -big),
-               "compute": s("t1") - s("t0") - s("busy"), "nops_lo": nops, "nops_hi": nops}
+    # made one at a time, when reduced: each is a column's worth of memory
+    derived = {"stride_lo": lambda: np.where(s("rep") > 1, s("stride"), big),
+               "stride_hi": lambda: np.where(s("rep") > 1, s("stride"), -big),
+               "compute": lambda: s("t1") - s("t0") - s("busy"),
+               "nops_lo": lambda: s("rep").astype(np.int64) * s("iop")}
+    derived["nops_hi"] = derived["nops_lo"]
     red = {"lo": grp.lo, "hi": grp.hi, "add": grp.add}
     out = {"count": grp.count}
     for name, (how, col) in NUMBERS.items():
-        x = derived[name] if col is None else s(col)
+        x = derived[name]() if col is None else s(col)
         out[name] = red[how](x.astype(np.int8) if x.dtype == np.bool_ else x)
     return out
 
@@ -752,8 +760,9 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
     else:
         if not len(b["rank"]):
             return [], []
-        key = _burst_key(b, len(ops.routines))
-        grp = group_bursts(b, key, (lambda: align_by_clock(b, key)) if clock else None, threads)
+        nroutines = len(ops.routines)
+        grp = group_bursts(b, lambda c: _burst_key(c, nroutines), BURST_KEY_FIELDS,
+                           (lambda key: align_by_clock(b, key)) if clock else None, threads)
         mixed, nested = grp.reindex(mixed, nested or {})
         n = phase_numbers(grp)
         n["busy"] = grp.hi(_busy_after_entry(grp.s, n["entry"], grp.spread))
@@ -771,6 +780,9 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
         p["id"] = position[i] + 1
     out.sort(key=lambda p: p["id"])
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
+
+
+BURST_KEY_FIELDS = ("group", "write", "routine", "solo", "meta", "collective")
 
 
 def _burst_key(b, nroutines):
