@@ -9,8 +9,10 @@ start included, in alternating pairs: `taskset -c 0 iomodel analyze -j 1` and
 `iomodel analyze -j 2` (the ranks read and reduced in two worker processes,
 analyzer/parallel.py).  Memory is the peak of the process tree's summed
 proportional set size (Pss: pages the workers share with the analyzer counted
-once), sampled every 100 ms (a sampler that reads /proc more often takes a
-share of a core from the 2-core runs).  The two models are compared whole.  Each pair
+once), sampled every 100 ms in 3 more runs of each, the median: the timed runs
+are not sampled (reading smaps_rollup walks the page tables the workers are
+filling, and the sampler takes a share of a core from the 2-core runs).  The
+two models are compared whole.  Each pair
 also runs two whole 1-core analyses at once, one pinned to each core: twice the
 1-core time over theirs is the machine's ceiling, about the most any split of this
 work over two cores could give here (both cores' share of the memory system and
@@ -64,8 +66,16 @@ def tree_pss_kib(pid):
     return total
 
 
-def timed(cmd):
-    """(wall seconds, peak tree Pss in bytes) of a command."""
+def timed(cmd, memory=False):
+    """(wall seconds, peak tree Pss in bytes or None) of a command; its memory
+    only when asked (a run whose memory is sampled is not timed: reading
+    smaps_rollup walks the workers' page tables, which they need too)."""
+    if not memory:
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if proc.returncode:
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()}")
+        return time.perf_counter() - t, None
     peak, done = [0], threading.Event()
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -101,16 +111,17 @@ def compare(trace, work, name, pairs):
     t = Trace(trace, lazy=True)
     runs = {1: [], 2: []}
     models, both = {}, []
+    def cmd(jobs):
+        return ([shutil.which("taskset"), "-c", "0"] if jobs == 1 else []) + \
+            [IOMODEL, "analyze", "-q", "-j", str(jobs), str(trace), "-o", str(work / f"{name}-{jobs}.json")]
     for i in range(pairs):
         for jobs in ((1, 2) if i % 2 == 0 else (2, 1)):
-            out = work / f"{name}-{jobs}.json"
-            cmd = ([shutil.which("taskset"), "-c", "0"] if jobs == 1 else []) + \
-                [IOMODEL, "analyze", "-q", "-j", str(jobs), str(trace), "-o", str(out)]
-            runs[jobs].append(timed(cmd))
-            models[jobs] = json.loads(out.read_text())
+            runs[jobs].append(timed(cmd(jobs)))
+            models[jobs] = json.loads((work / f"{name}-{jobs}.json").read_text())
         # the machine's own ceiling: two whole 1-core analyses at once, one on each core
         both.append(timed_both([[shutil.which("taskset"), "-c", str(c), IOMODEL, "analyze", "-q", "-j", "1",
                                  str(trace), "-o", str(work / f"{name}-both{c}.json")] for c in (0, 1)]))
+    pss = {jobs: [timed(cmd(jobs), memory=True)[1] for _ in range(3)] for jobs in (1, 2)}
     w1, w2 = [w for w, _ in runs[1]], [w for w, _ in runs[2]]
     ratios = [a / b for a, b in zip(w1, w2)]
     ceilings = [2 * a / b for a, b in zip(w1, both)]
@@ -124,8 +135,8 @@ def compare(trace, work, name, pairs):
             "wall_two_at_once_s": round(statistics.median(both), 2),
             "ceiling_median": round(statistics.median(ceilings), 2),
             "ceiling_range": [round(min(ceilings), 2), round(max(ceilings), 2)],
-            "pss_1core_bytes": int(statistics.median(p for _, p in runs[1])),
-            "pss_2cores_bytes": int(statistics.median(p for _, p in runs[2])),
+            "pss_1core_bytes": int(statistics.median(pss[1])),
+            "pss_2cores_bytes": int(statistics.median(pss[2])),
             "same_model": models[1] == models[2], "phases": len(models[1]["phases"])}
 
 
@@ -159,7 +170,7 @@ def table(res):
                f"alternating pairs, the pairs' ratios in brackets; the machine's ceiling: 2 x the 1-core "
                f"time / the time of two 1-core analyses at once (`taskset -c 0` and `-c 1`), each pair's, "
                f"about the most any split of this work over the two cores could reach; memory: peak summed Pss "
-               f"of the process tree ({res['date']}).")
+               f"of the process tree, median of 3 runs apart from the timed ones ({res['date']}).")
     return "\n".join(out)
 
 
