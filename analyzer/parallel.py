@@ -385,18 +385,19 @@ class RankWorkers:
         return values
 
     def bursts(self, threshold, lower=None):
-        """Pass 2 in the workers: (Merged, None, calls, in_calls) where every
-        process has the same sequence of bursts (a table) and `lower` is
-        empty, the phases' numbers reduced in the workers; else (None, the
-        bursts in rank order as columns in shared memory, calls, in_calls,
-        mixed, nested): all ranks' bursts, their request sizes and nested
-        strides by burst index.  calls: the collective calls; in_calls: each
-        rank's time inside its data calls, in rank order."""
+        """Pass 2 in the workers: (merged, columns, calls, in_calls, mixed,
+        nested).  Where every process has the same sequence of bursts (a
+        table) and `lower` is empty, merged is a Merged, the phases' numbers
+        reduced in the workers, and the rest is None, {} and {}; else merged
+        is None and columns holds all ranks' bursts in rank order (in shared
+        memory), mixed and nested their request sizes and nested strides by
+        burst index.  calls: the collective calls; in_calls: each rank's time
+        inside its data calls, in rank order."""
         for c in self.conns:
             c.send(threshold)
         got = [self._recv(c, "bursts") for c in self.conns]
         calls, busy = None, []
-        for g in got:
+        for g in got:           # counts, table signature, mixed, nested, calls, busy
             calls = _merge_calls(calls, g[4])
             busy += g[5]
         in_calls = [t for _, t in sorted(busy)]
