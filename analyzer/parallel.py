@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ops import RanksRead, place_ordered, read_ranks
-from .phase_groups import Table
-from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _burst_key, _busy_after_entry,
-                     _merge_calls, phase_numbers, rank_burst_count, rank_gap_values, rank_reduce)
+from .phase_groups import table_of
+from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _agg, _burst_key,
+                     _busy_after_entry, _merge_calls, phase_numbers, rank_burst_count, rank_gap_values,
+                     rank_reduce)
 from .trace import SAME_CLOCK_MAX_S
 from .tracefile import read_rank_file
 
@@ -154,10 +155,9 @@ def _serve(conn, sources, fd):
         own, counts, mixed, nested, calls, busy = _own_bursts(ranks, metas, of_path, clock, threshold,
                                                               nroutines)
         del ranks
-        kmul = int(own["k"].max()) + 1 if len(own["rank"]) else 1
-        table = Table.of(own, (*BURST_KEY_FIELDS, "k"), lambda c: _burst_key(c, nroutines) * kmul + c["k"]) \
+        table = table_of(own, lambda c: _burst_key(c, nroutines), BURST_KEY_FIELDS) \
             if len(own["rank"]) else None
-        sig = None if table is None else (own["rank"][::table.width].tolist(), table.keys, kmul)
+        sig = None if table is None else (own["rank"][::table.width].tolist(), table.keys, table.kmul)
         conn.send(("bursts", counts, sig, mixed, nested, calls, busy))
         while True:             # the analyzer asks for the numbers of the phases, or the bursts
             ask = conn.recv()
@@ -231,10 +231,8 @@ def _table_numbers(table, nested):
     num = phase_numbers(table)
     num.update({"first_" + g: table.first(g) for g in FIRSTS})
     off = table.s("offset0")
-    d = np.diff(off, axis=0)
     num["off_first"], num["off_last"] = off[0][table.col], off[-1][table.col]
-    num["step"] = d[0][table.col] if len(d) else np.zeros(table.nph, np.int64)
-    num["steady"] = (d == d[0]).all(axis=0)[table.col] if len(d) else np.ones(table.nph, bool)
+    num["steady"], num["step"] = table.steps(off)
     nests = []
     for p in range(table.nph):
         levels = {repr(nested.get(int(i))): nested.get(int(i)) for i in table.sel(p)} if nested else {"": None}
@@ -430,7 +428,7 @@ class RankWorkers:
         n = {"count": sum(num["count"] for num, _, _ in parts)}
         for name, (how, _) in NUMBERS.items():
             n[name] = MERGE[how].reduce([num[name] for num, _, _ in parts])
-        if not ((n["fs_lo"] == n["fs_hi"]) & (n["rep_lo"] == n["rep_hi"]) & (n["mixed"] == 0)).all():
+        if not _agg(n)["uniform"].all():
             return None     # processes that differ: their bursts are looked at one by one
         n.update({"first_" + g: parts[0][0]["first_" + g] for g in FIRSTS})
         n["affine"], n["per_rank"] = _merge_affine([num for num, _, _ in parts],

@@ -27,15 +27,23 @@ def group_bursts(b, key_of, fields, pair=None, threads=1):
     bursts' k where the processes have different numbers of a key), a Sorted,
     which sorts `b` in place (`threads` share that).  The phase key is
     key * kmul + k."""
-    kmul = int(b["k"].max()) + 1
-    grp = Table.of(b, (*fields, "k"), lambda c: key_of(c) * kmul + c["k"])
+    grp = table_of(b, key_of, fields)
     if grp is None:
         key = key_of(b)
         if pair is not None:
             pair(key)
         kmul = int(b["k"].max()) + 1
         grp = Sorted(b, key * kmul + b["k"], threads)
-    grp.kmul = kmul
+        grp.kmul = kmul
+    return grp
+
+
+def table_of(b, key_of, fields):
+    """The bursts `b` as a Table (see group_bursts), or None; its kmul set."""
+    kmul = int(b["k"].max()) + 1
+    grp = Table.of(b, (*fields, "k"), lambda c: key_of(c) * kmul + c["k"])
+    if grp is not None:
+        grp.kmul = kmul
     return grp
 
 
@@ -95,13 +103,19 @@ class Table:
         """Each phase's lowest rank's value of `f`."""
         return self.b[f][:self.width][self.col]
 
+    def steps(self, off):
+        """Per phase: whether the differences of `off` from row to row are all
+        the first's (so for one row), and that first (0 for one row)."""
+        if self.rows < 2:
+            return np.ones(self.nph, bool), np.zeros(self.nph, np.int64)
+        d = np.diff(off, axis=0)
+        return (d == d[0]).all(axis=0)[self.col], d[0][self.col]
+
     def affine(self, off):
         """Whether each phase's first offsets are affine in the rank, and the
         step from its first process to its second."""
-        if self.rows < 2:
-            return np.zeros(self.nph, bool), np.zeros(self.nph, np.int64)
-        d = np.diff(off, axis=0)
-        return (d == d[0]).all(axis=0)[self.col], d[0][self.col]
+        steady, step = self.steps(off)
+        return steady & (self.rows > 1), step
 
     def sel(self, p):
         return self.col[p] + self.width * np.arange(self.rows)
