@@ -208,7 +208,11 @@ class JobImage:
     def __init__(self, job, rank, offset, size, encoding, raw_size):
         self.job, self.rank, self.offset, self.size = job, rank, offset, size
         self.encoding, self.raw_size = encoding, raw_size
-        self.after = job.parent / f"rank-{rank:06d}.iot{AFTER_SUFFIX}"
+
+    @property
+    def after(self):
+        """The rank's continuation file, beside the job file."""
+        return self.job.parent / f"rank-{self.rank:06d}.iot{AFTER_SUFFIX}"
 
     def __str__(self):
         return f"{self.job} (rank {self.rank}, from byte {self.offset})"

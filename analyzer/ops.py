@@ -92,9 +92,32 @@ class Ops:
         self.ranks, self.paths, self.routines = ranks, paths, routines
         # which reads reread is known only when every rank's opens are
         self.has_reread = bool(ranks) and all(r.reread is not None for r in ranks)
+        self._file_rows = self._used = None
 
     def __len__(self):
         return sum(len(r) for r in self.ranks)
+
+    @property
+    def file_rows(self):
+        """The ranks' files as rank_file_rows gives them."""
+        if self._file_rows is None:
+            self._file_rows = rank_file_rows(self.ranks)
+        return self._file_rows
+
+    @file_rows.setter
+    def file_rows(self, rows):
+        self._file_rows = rows
+
+    @property
+    def used(self):
+        """(routine indices, collectivity values) of the ranks' operations, as ranks_used."""
+        if self._used is None:
+            self._used = ranks_used(self.ranks)
+        return self._used
+
+    @used.setter
+    def used(self, used):
+        self._used = used
 
     @property
     def table(self):
@@ -104,9 +127,8 @@ class Ops:
 
     def features(self):
         from .trace import routine_traits
-        used = {self.routines[i] for r in self.ranks for i in np.unique(r.routine)} - {""}
-        traits = [routine_traits(n) for n in used]
-        coll = np.unique(np.concatenate([np.unique(r.collective) for r in self.ranks] or [[]]))
+        routine, coll = self.used
+        traits = [routine_traits(n) for n in {self.routines[i] for i in routine.tolist()} - {""}]
 
         def known(flag):
             return any(t[flag] for t in traits) if traits else None
@@ -120,6 +142,26 @@ class Ops:
             "collective": None if (coll < 0).any() or not len(coll) else bool((coll == 1).any()),
             "independent": None if (coll < 0).any() or not len(coll) else bool((coll == 0).any()),
         } if traits or len(coll) else {k: None for k in FEATURES}
+
+
+def rank_file_rows(ranks):
+    """One row per (rank, path index) a rank opened or accessed, as arrays:
+    rank, path, single (1: every open of it on a one-process communicator,
+    0: not, -1: not opened), accessed, and extent (one past the highest byte
+    accessed, -1 unknown or not accessed)."""
+    rows = [(r.rank, q, int(r.single[q]) if q in r.single else -1, q in r.extent, r.extent.get(q, -1))
+            for r in ranks for q in sorted(r.single.keys() | r.extent.keys())]
+    cols = list(zip(*rows)) or [(), (), (), (), ()]
+    return {"rank": np.array(cols[0], np.int64), "path": np.array(cols[1], np.int64),
+            "single": np.array(cols[2], np.int8), "accessed": np.array(cols[3], bool),
+            "extent": np.array(cols[4], np.int64)}
+
+
+def ranks_used(ranks):
+    """(the routine indices, the collectivity values) the ranks' operations have."""
+    def union(arrays, dtype):
+        return np.unique(np.concatenate([np.unique(a) for a in arrays] or [np.zeros(0, dtype)]))
+    return (union([r.routine for r in ranks], np.int16), union([r.collective for r in ranks], np.int8))
 
 
 def _split_table(table):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ops import RanksRead, place_ordered, read_ranks
+from .ops import RanksRead, place_ordered, rank_file_rows, ranks_used, read_ranks
 from .phase_groups import table_of
 from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _agg, _burst_key,
                      _busy_after_entry, _merge_calls, phase_numbers, rank_burst_count, rank_gap_values,
@@ -85,14 +85,11 @@ def split_sources(sources, parts):
 
 @dataclass
 class RankFacts:
-    """What the analyzer keeps of a rank whose operations are in a worker:
-    what Ops.features, file_groups, _file_stats and _lower_layer read."""
+    """What the analyzer keeps of a rank whose operations are in a worker
+    (what _lower_layer reads; its files and routines are the Ops's file_rows
+    and used, gathered by each worker for all its ranks)."""
     rank: int
     n: int
-    single: dict
-    extent: dict
-    routine: np.ndarray      # the routines it used (global indices)
-    collective: np.ndarray   # the collectivity values it has
     reread: object           # None when unknown, as RankOps.reread
     lower: dict
 
@@ -103,9 +100,8 @@ class RankFacts:
 # ------------------------------------------------------------------ worker
 
 def _facts(r, origin):
-    return {"rank": r.rank, "n": len(r), "single": r.single, "extent": r.extent,
-            "routine": np.unique(r.routine), "collective": np.unique(r.collective),
-            "reread": None if r.reread is None else True, "lower": r.lower, "origin": origin}
+    return {"rank": r.rank, "n": len(r), "reread": None if r.reread is None else True,
+            "lower": r.lower, "origin": origin}
 
 
 def _remap(r, path_map, routine_map, shift):
@@ -139,6 +135,7 @@ def _serve(conn, sources, fd):
         facts = [_facts(r, o) for r, o in zip(ranks, origins)]
         summary = {k: getattr(read, k) for k in ("ordered", "paths", "routines", "hosts", "finals",
                                                  "fin_end", "nranks", "first_command", "coverage")}
+        summary["file_rows"], summary["used"] = rank_file_rows(ranks), ranks_used(ranks)
         conn.send(("read", facts, summary))
         path_map, routine_map, shifts, fixes, of_path, clock, nroutines = conn.recv()
         for r, shift in zip(ranks, shifts):
@@ -315,6 +312,7 @@ class RankWorkers:
         hosts, finals, fin_end, ref = {}, {}, {}, {}
         nranks, first_command, coverage, seen = 0, None, None, set()
         ordered, facts, self.rank_base, self.maps = [], [], [], []
+        file_rows, used_routines, used_colls = [], [], []
         for facts_w, s in got:
             path_map = np.array([pindex.setdefault(p, len(pindex)) for p in s["paths"]] + [-1], np.int32)
             routine_map = np.array([rindex.setdefault(n, len(rindex)) for n in s["routines"]] + [0],
@@ -335,11 +333,11 @@ class RankWorkers:
                     lower = {**lower, "path": path_map[lower["path"]],
                              "t_start": lower["t_start"] + shift if shift else lower["t_start"],
                              "t_end": lower["t_end"] + shift if shift else lower["t_end"]}
-                facts.append(RankFacts(f["rank"], f["n"],
-                                       {int(path_map[q]): v for q, v in f["single"].items()},
-                                       {int(path_map[q]): e for q, e in f["extent"].items()},
-                                       np.unique(routine_map[f["routine"]]), f["collective"],
-                                       f["reread"], lower))
+                facts.append(RankFacts(f["rank"], f["n"], f["reread"], lower))
+            rows = dict(s["file_rows"], path=path_map[s["file_rows"]["path"]].astype(np.int64))
+            file_rows.append(rows)
+            used_routines.append(routine_map[s["used"][0]])
+            used_colls.append(s["used"][1])
             base = len(facts) - len(facts_w)
             self.rank_base.append(base)
             for o in s["ordered"]:
@@ -358,18 +356,25 @@ class RankWorkers:
         routines_all = list(rindex)
         self.fixes = [[] for _ in self.conns]
         bases = self.rank_base + [len(facts)]
+        rows = {k: np.concatenate([r[k] for r in file_rows]) for k in file_rows[0]}
+        row_of = None
         for o, off, npieces, end in place_ordered(ordered):
             w = next(i for i in range(len(self.conns)) if bases[i] <= o.rank_index < bases[i + 1])
             self.fixes[w].append((o.rank_index - bases[w], o.op_index, off, npieces, end))
-            ext = facts[o.rank_index].extent           # as RanksRead.fix moves it
-            q = pindex[o.path]
-            ext[q] = max(ext.get(q, -1), end)
+            if row_of is None:
+                row_of = {(k, q): i for i, (k, q) in enumerate(zip(rows["rank"].tolist(),
+                                                                   rows["path"].tolist()))}
+            i = row_of[(facts[o.rank_index].rank, pindex[o.path])]   # as RanksRead.fix moves it
+            rows["extent"][i] = max(rows["extent"][i] if rows["accessed"][i] else -1, end)
+            rows["accessed"][i] = True
         self.nroutines = len(routines_all)
         whole = RanksRead(ranks=[], paths=list(pindex), routines=routines_all, hosts=hosts,
                           finals=finals, fin_end=fin_end, nranks=nranks,
                           first_command=first_command, coverage=coverage)
         ops = whole.ops(path, name, command)
         ops.ranks = sorted(facts, key=lambda f: f.rank)
+        ops.file_rows = rows
+        ops.used = (np.unique(np.concatenate(used_routines)), np.unique(np.concatenate(used_colls)))
         ops.has_reread = bool(facts) and all(f.reread is not None for f in facts)
         return ops
 

@@ -73,19 +73,24 @@ def file_groups(ops):
     A path opened on communicators of one process by a single rank is unique
     and joins the other unique paths with the same name but for the rank's
     number (unique_group_names)."""
-    seen = {}                                    # path -> (ranks, all comm sizes 1)
-    for r in ops.ranks:
-        for p, single in r.single.items():
-            if p in r.extent:                    # opened and accessed
-                ranks, ones = seen.get(p, (set(), True))
-                seen[p] = (ranks | {r.rank}, ones and single)
-    groups, gid = [], {}
+    rows = ops.file_rows
     of_path = np.full(max(len(ops.paths), 1), -1, np.int64)   # -1: no data accessed
-    unique_names = unique_group_names([(ops.paths[i], min(ranks)) for i, (ranks, ones) in seen.items()
-                                       if ones and len(ranks) == 1])
+    sel = (rows["single"] >= 0) & rows["accessed"]          # opened and accessed
+    if not sel.any():
+        return of_path, []
+    path, rank, single = rows["path"][sel], rows["rank"][sel], rows["single"][sel] == 1
+    order = np.lexsort((rank, path))
+    path, rank, single = path[order], rank[order], single[order]
+    first = np.flatnonzero(np.r_[True, path[1:] != path[:-1]])
+    nranks = np.add.reduceat(np.r_[True, (path[1:] != path[:-1]) | (rank[1:] != rank[:-1])]
+                             .astype(np.int64), first)
+    ones = np.logical_and.reduceat(single, first)
+    seen = {int(q): (int(r), bool(o and n == 1))             # path -> (lowest rank, unique)
+            for q, r, o, n in zip(path[first], rank[first], ones, nranks)}
+    groups, gid = [], {}
+    unique_names = unique_group_names([(ops.paths[i], r) for i, (r, unique) in seen.items() if unique])
     for i in sorted(seen, key=lambda i: ops.paths[i]):
-        ranks, ones = seen[i]
-        unique = ones and len(ranks) == 1
+        unique = seen[i][1]
         name = ops.paths[i]
         key = ("unique", unique_names[name]) if unique else ("shared", name)
         if key not in gid:
@@ -1037,14 +1042,15 @@ def _release_freed_memory():
 
 def _file_stats(ops, of_path, ng):
     """Per file group: the highest byte accessed + 1, and the processes that accessed it."""
+    rows = ops.file_rows
+    acc = rows["accessed"]
+    g = of_path[rows["path"][acc]]
+    keep = g >= 0                        # a path no group holds (not opened) counts nowhere
+    g, rank = g[keep], rows["rank"][acc][keep]
     extent = np.full(ng, -1, np.int64)
-    nprocs = np.zeros(ng, np.int64)
-    for r in ops.ranks:
-        for p, e in r.extent.items():
-            extent[of_path[p]] = max(extent[of_path[p]], e)
-        if r.extent:
-            nprocs[np.unique(of_path[list(r.extent)])] += 1
-    return extent, nprocs
+    np.maximum.at(extent, g, rows["extent"][acc][keep])
+    pairs = np.unique(np.stack([g, rank]), axis=1) if len(g) else np.zeros((2, 0), np.int64)
+    return extent, np.bincount(pairs[0], minlength=ng).astype(np.int64)
 
 
 def _files(groups, phases, extent, nprocs):
