@@ -26,6 +26,7 @@ same as one pyarrow table (OPS_SCHEMA), built on demand:
     buffer_offset int16  where its memory buffer sat within 4 KiB (null: unknown; a
                          trace records it, a Darshan log does not)
 """
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,32 +93,21 @@ class Ops:
         self.ranks, self.paths, self.routines = ranks, paths, routines
         # which reads reread is known only when every rank's opens are
         self.has_reread = bool(ranks) and all(r.reread is not None for r in ranks)
-        self._file_rows = self._used = None
 
     def __len__(self):
         return sum(len(r) for r in self.ranks)
 
-    @property
+    # computed from the ranks when first read; the parallel analysis sets them
+    # from its workers' lists instead (analyzer/parallel.py)
+    @functools.cached_property
     def file_rows(self):
         """The ranks' files as rank_file_rows gives them."""
-        if self._file_rows is None:
-            self._file_rows = rank_file_rows(self.ranks)
-        return self._file_rows
+        return rank_file_rows(self.ranks)
 
-    @file_rows.setter
-    def file_rows(self, rows):
-        self._file_rows = rows
-
-    @property
+    @functools.cached_property
     def used(self):
         """(routine indices, collectivity values) of the ranks' operations, as ranks_used."""
-        if self._used is None:
-            self._used = ranks_used(self.ranks)
-        return self._used
-
-    @used.setter
-    def used(self, used):
-        self._used = used
+        return ranks_used(self.ranks)
 
     @property
     def table(self):

@@ -6,9 +6,9 @@ Two traces in one job file each: the synthetic BT-IO-like job of 4,096 ranks
 64 ranks (bench/simple_io.c, BT-IO simple-like 64^3 for 10 steps,
 oversubscribed on this machine).  Each is analysed end to end, interpreter
 start included (iomodel's bytecode cached, as an installed iomodel runs, and
-the trace in the page cache: one untimed run of each first), in alternating pairs: `taskset -c 0 iomodel analyze -j 1` and
-`iomodel analyze -j 2` (the ranks read and reduced in two worker processes,
-analyzer/parallel.py).  Memory is the peak of the process tree's summed
+the trace in the page cache: one untimed run of each first), in alternating
+pairs: `taskset -c 0 iomodel analyze -j 1` and `iomodel analyze -j 2` (the
+ranks read and reduced in two worker processes, analyzer/parallel.py).  Memory is the peak of the process tree's summed
 proportional set size (Pss: pages the workers share with the analyzer counted
 once), sampled every 100 ms in 3 more runs of each, the median: the timed runs
 are not sampled (reading smaps_rollup walks the page tables the workers are
