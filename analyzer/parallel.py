@@ -364,7 +364,10 @@ class RankWorkers:
             if row_of is None:
                 row_of = {(k, q): i for i, (k, q) in enumerate(zip(rows["rank"].tolist(),
                                                                    rows["path"].tolist()))}
-            i = row_of[(facts[o.rank_index].rank, pindex[o.path])]   # as RanksRead.fix moves it
+            i = row_of.get((facts[o.rank_index].rank, pindex[o.path]))   # as RanksRead.fix moves it
+            if i is None:       # an ordered call on a file its rank never opened: serially
+                raise WorkerFailed(f"rank {facts[o.rank_index].rank}'s ordered call on {o.path}, "
+                                   "which it did not open")
             rows["extent"][i] = max(rows["extent"][i] if rows["accessed"][i] else -1, end)
             rows["accessed"][i] = True
         self.nroutines = len(routines_all)
