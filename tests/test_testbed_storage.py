@@ -217,6 +217,28 @@ def gluster(tmp_path):
     sh("gluster/stop.sh", env, "--purge")
 
 
+def test_a_second_gluster_vc_neither_joins_nor_stops_the_first(gluster, tmp_path):
+    """The namespace, links and host names are the machine's: a VC with another
+    state (a test's, beside a bench's VC) is refused at start with a message
+    naming the one that runs, and its stop leaves that one running."""
+    env, _ = gluster
+    state = tmp_path / "state" / "gluster"
+    other = {**env, "IOMODEL_TESTBED_STATE": str(tmp_path / "other"),
+             "IOMODEL_GLUSTER_MOUNT": str(tmp_path / "other-mnt")}
+    up = sh("gluster/start.sh", other)
+    assert up.returncode == 1 and f"the Gluster VC of {state} runs in namespace iomodel-gl" in up.stderr, \
+        up.stdout + up.stderr
+    down = sh("gluster/stop.sh", other, "--purge")
+    assert down.returncode == 0 and f"belongs to the Gluster VC of {state}: left running" in down.stderr, \
+        down.stdout + down.stderr
+    pids = gluster_pids(state)
+    assert len(pids) == 3 and running(pids) == pids
+    (tmp_path / "gluster" / "still").write_bytes(b"x" * 4096)
+    assert (tmp_path / "gluster" / "still").read_bytes() == b"x" * 4096
+    assert "iomodel-gluster" in open("/etc/hosts").read()
+    (tmp_path / "gluster" / "still").unlink()
+
+
 def test_gluster_vc_is_shaped_then_nothing_is_left(gluster, model, tmp_path):
     env, started = gluster
     state = tmp_path / "state" / "gluster"

@@ -80,6 +80,12 @@ alive() { [ -s "$1" ] || return 1; local p; p=$(cat "$1"); kill -0 "$p" 2>/dev/n
           [ -z "${2:-}" ] || [ "$(cat /proc/$p/comm 2>/dev/null)" = "$2" ]; }
 is_mounted() { findmnt -rn --mountpoint "$MNT" >/dev/null 2>&1; }
 ns_exists() { ip netns list 2>/dev/null | grep -qE "^$NS( |$)"; }
+# The namespace, its links and its /etc/hosts lines are the machine's, not a
+# state's: the state that made them is recorded beside the namespace, so that
+# a VC with another state (a test's) neither joins nor removes them.
+OWNER_FILE=/run/iomodel-testbed-$NS.state
+owner() { cat "$OWNER_FILE" 2>/dev/null || true; }
+ours() { [ -z "$(owner)" ] || [ "$(owner)" = "$STATE" ]; }
 gcli() { ip netns exec "$NS" gluster --mode=script --glusterd-sock="$SOCK" --log-file="$LOGDIR/cli.log" "$@"; }
 # The brick processes' PID files (glusterd writes them under its run-directory).
 brick_pidfiles() { find "$RUNDIR" -name '*.pid' ! -name glusterd.pid 2>/dev/null; }

@@ -31,8 +31,13 @@ if [ -s "$STATE/servers" ] && [ "$(cat "$STATE/servers")" != "$SERVERS" ] && ns_
   echo "start.sh: this VC runs with $(cat "$STATE/servers") data server(s); stop it (stop.sh --purge) to change to $SERVERS" >&2
   exit 1
 fi
+if ns_exists && ! ours; then
+  echo "start.sh: the Gluster VC of $(owner) runs in namespace $NS; stop it first (IOMODEL_TESTBED_STATE=$(dirname "$(owner)") testbed/gluster/stop.sh), or give this one another IOMODEL_GLUSTER_NS" >&2
+  exit 1
+fi
 echo "$SERVERS" > "$STATE/servers"
 if ! ns_exists; then ip netns add "$NS"; fi
+echo "$STATE" > "$OWNER_FILE"
 ip -n "$NS" link set lo up
 for i in $(seq 1 "$SERVERS"); do
   vh=$(veth_host "$i"); vn=$(veth_ns "$i")

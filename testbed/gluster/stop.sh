@@ -44,18 +44,24 @@ rm -f "$GLUSTERD_PIDFILE" "$CLIENT_PIDFILE" $(brick_pidfiles)
 for s in "${socks[@]}"; do case "$s" in *.socket) rm -f "$s" ;; esac; done
 for l in "${logs[@]}"; do case "$l" in *.log) [ -f "$l" ] && mkdir -p "$LOGDIR" && cat "$l" >> "$LOGDIR/brick.log" && rm -f "$l" ;; esac; done
 [ -z "${IOMODEL_GLUSTER_MOUNT:-}" ] && rmdir /tmp/iomodel-testbed 2>/dev/null
-# network: the namespace (its end of the veth goes with it, and so does the pair)
-if ns_exists; then ip netns delete "$NS" || rc=1; fi
-n=$(cat "$STATE/servers" 2>/dev/null || echo "$SERVERS")
-for i in $(seq 1 "$n"); do
-  vh=$(veth_host "$i")
-  if ip link show "$vh" >/dev/null 2>&1; then ip link delete "$vh" || rc=1; fi
-done
-rm -f "$STATE/servers"
-if grep -qF "$HOSTS_TAG" /etc/hosts; then
-  # rewrite in place (/etc/hosts may be a bind mount: no rename)
-  hosts=$(grep -vF "$HOSTS_TAG" /etc/hosts); printf '%s\n' "$hosts" > /etc/hosts
+# network: the namespace (its end of the veth goes with it, and so does the pair),
+# only if this state made it: another state's VC keeps running
+if ours; then
+  if ns_exists; then ip netns delete "$NS" || rc=1; fi
+  n=$(cat "$STATE/servers" 2>/dev/null || echo "$SERVERS")
+  for i in $(seq 1 "$n"); do
+    vh=$(veth_host "$i")
+    if ip link show "$vh" >/dev/null 2>&1; then ip link delete "$vh" || rc=1; fi
+  done
+  if grep -qF "$HOSTS_TAG" /etc/hosts; then
+    # rewrite in place (/etc/hosts may be a bind mount: no rename)
+    hosts=$(grep -vF "$HOSTS_TAG" /etc/hosts); printf '%s\n' "$hosts" > /etc/hosts
+  fi
+  rm -f "$OWNER_FILE"
+else
+  echo "stop.sh: namespace $NS belongs to the Gluster VC of $(owner): left running" >&2
 fi
+rm -f "$STATE/servers"
 if [ "${1:-}" = --purge ] && [ $rc = 0 ]; then rm -rf "$STATE"; fi
 echo "gluster stopped (${#pids[@]} processes: ${names[*]:-none})"
 exit $rc
