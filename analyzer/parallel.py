@@ -26,7 +26,9 @@ import traceback
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.ma  # noqa: F401  np.unique imports it on first use: once here, not once in each worker
 
+from . import coverage, reread  # noqa: F401  read_ranks's own imports, likewise before the fork
 from .ops import RanksRead, place_ordered, rank_file_rows, ranks_used, read_ranks
 from .phase_groups import table_of
 from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _agg, _burst_key,
