@@ -28,12 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.ma  # noqa: F401  np.unique imports it on first use: once here, not once in each worker
 
+from . import collective_splits
 from . import coverage, reread  # noqa: F401  read_ranks's own imports, likewise before the fork
 from .ops import RanksRead, place_ordered, rank_file_rows, ranks_used, read_ranks
 from .phase_groups import table_of
 from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _agg, _burst_key,
                      _busy_after_entry, _merge_calls, phase_numbers, rank_burst_count, rank_gap_values,
-                     rank_reduce)
+                     rank_reduce, rank_wishes)
 from .trace import SAME_CLOCK_MAX_S
 from .tracefile import read_rank_file
 
@@ -151,8 +152,16 @@ def _serve(conn, sources, fd):
             values |= v
         conn.send(("gaps", values))
         threshold = conn.recv()
+        ask = conn.recv()
+        if ask[0] == "wishes":      # where each rank would split its collective bursts
+            tally = collective_splits.Tally()
+            for r, m in zip(ranks, metas):
+                if len(r):
+                    tally.add(*rank_wishes(r, m, of_path, threshold, nroutines))
+            conn.send(("wishes", tally.result()))
+            ask = conn.recv()
         own, counts, mixed, nested, calls, busy = _own_bursts(ranks, metas, of_path, clock, threshold,
-                                                              nroutines)
+                                                              nroutines, ask[1])
         del ranks
         table = table_of(own, lambda c: _burst_key(c, nroutines), BURST_KEY_FIELDS) \
             if len(own["rank"]) else None
@@ -187,7 +196,7 @@ def _serve(conn, sources, fd):
         conn.close()
 
 
-def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
+def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines, contest):
     """A worker's ranks reduced to bursts, in rank order, in its own memory
     (anonymous memory, which gets huge pages, unlike memory shared with the
     analyzer: 4 KiB pages faulted in one by one); with (rank, bursts) of each
@@ -196,7 +205,8 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
     # counted first, so that the arrays are of the bursts' own size (arrays of
     # the worst case, one burst an operation, would keep a huge page at the end
     # of each column) and no copy joins the ranks' bursts
-    total = sum(rank_burst_count(r, m, of_path, clock, threshold) for r, m in zip(ranks, metas) if len(r))
+    total = sum(rank_burst_count(r, m, of_path, clock, threshold, None, contest, nroutines)
+                for r, m in zip(ranks, metas) if len(r))
     own = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
     counts, mixed, nested, calls, busy = [], {}, {}, None, []
     at = 0
@@ -206,7 +216,7 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines):
         if not len(r):
             counts.append((r.rank, 0))
             continue
-        b, m, nst, c, t = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines)
+        b, m, nst, c, t = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines, None, contest)
         n = len(b["rank"])
         for f in BURST_FIELDS:
             own[f][at:at + n] = b[f]
@@ -276,6 +286,7 @@ class RankWorkers:
     def __init__(self, sources, jobs):
         ctx = multiprocessing.get_context("fork")
         self.conns, self.procs, self.jobs = [], [], jobs
+        self.threshold_sent = False
         # the bursts come back through memory the workers share with the analyzer
         self.fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
         for block in split_sources(sources, jobs):
@@ -392,8 +403,20 @@ class RankWorkers:
             values |= self._recv(c, "gaps")[0]
         return values
 
-    def bursts(self, threshold, lower=None):
-        """Pass 2 in the workers: (merged, columns, calls, in_calls, mixed,
+    def wishes(self, threshold):
+        """Where the workers' ranks would split their collective bursts: their tally."""
+        for c in self.conns:
+            c.send(threshold)
+            c.send(("wishes",))
+        self.threshold_sent = True
+        tally = collective_splits.Tally()
+        for c in self.conns:
+            tally.add_counts(*self._recv(c, "wishes")[0])
+        return tally.result()
+
+    def bursts(self, threshold, contest=None, lower=None):
+        """Pass 2 in the workers, with the collective splits their
+        communicators decided (`contest`): (merged, columns, calls, in_calls, mixed,
         nested).  Where every process has the same sequence of bursts (a
         table) and `lower` is empty, merged is a Merged, the phases' numbers
         reduced in the workers, and the rest is None, {} and {}; else merged
@@ -402,7 +425,9 @@ class RankWorkers:
         burst index.  calls: the collective calls; in_calls: each rank's time
         inside its data calls, in rank order."""
         for c in self.conns:
-            c.send(threshold)
+            if not self.threshold_sent:
+                c.send(threshold)
+            c.send(("contest", contest))
         got = [self._recv(c, "bursts") for c in self.conns]
         calls, busy = None, []
         for g in got:           # counts, table signature, mixed, nested, calls, busy

@@ -16,6 +16,7 @@ import numpy as np
 import iomodel
 from iomodel.models import FORMAT, VERSION, find_runs, format_ranks, validate
 
+from . import collective_splits
 from .phase_groups import MAX_DENSE_CELLS, group_bursts
 from .trace import interface
 
@@ -428,32 +429,89 @@ def rank_gap_values(r, of_path, clock):
     return meta, values
 
 
-def _cuts(r, meta, of_path, clock, threshold, vote=None):
+def _collective_order(part, g, is_meta, nroutines):
+    return collective_splits.in_key_order(part.collective, _solo(part), g, part.write, part.routine,
+                                          is_meta, nroutines)
+
+
+def rank_wishes(r, meta, of_path, threshold, nroutines):
+    """Where the rank, on its own, would split its collective bursts (a
+    trace's; collective_splits): (vote keys, wishes)."""
+    keys, wishes = [], []
+    for part, is_meta, _ in _parts(r, meta):
+        at, vk, first = _collective_order(part, of_path[part.path], is_meta, nroutines)
+        if len(at) > 1:
+            wish, _ = collective_splits.own_wishes(at, first, part.lclock, threshold)
+            keys.append(vk[~first])
+            wishes.append(wish[~first])
+    if len(keys) != 1:      # none, or a data and a metadata part: one sorted array
+        k, w = np.concatenate(keys or [np.zeros(0, np.int64)]), np.concatenate(wishes or [np.zeros(0, bool)])
+        order = np.argsort(k)
+        return k[order], w[order]
+    return keys[0], wishes[0]
+
+
+def _cut(part, is_meta, idx, of_path, clock, threshold, vote, contest, nroutines):
+    """One part's cuts (_cuts); with `contest`, its collective operations split
+    where their communicator decided, and the bursts it keeps whole across the
+    process's own operations cut apart from them."""
+    if contest is not None and len(contest[0]):
+        at, vk, first = _collective_order(part, of_path[part.path], is_meta, nroutines)
+        if len(at) > 1:
+            wish, across = collective_splits.own_wishes(at, first, part.lclock, threshold)
+            split, hit = collective_splits.decided(vk, wish, contest)
+            kept_across = hit & ~split & across
+            forced = np.full(len(part), -1, np.int8)     # the communicator's split, where it decides
+            forced[at[~first]] = split[~first]
+            sub = [np.arange(len(part))]
+            if kept_across.any():
+                mine = np.zeros(len(part), bool)
+                mine[collective_splits.spanning(at, split, kept_across)] = True
+                sub = [x for x in (np.flatnonzero(~mine), np.flatnonzero(mine)) if len(x)]
+            for s in sub:
+                p = part if len(s) == len(part) else _subset(part, s)
+                g, j, gap = _prepare(p, of_path, clock)
+                f = forced[s]
+                cut = np.where(f >= 0, f == 1, gap > threshold)
+                yield p, is_meta, (s if idx is None else idx[s]), g, gap, j & ~cut
+            return
+    g, j, gap = _prepare(part, of_path, clock)
+    split = vote if vote is not None else gap > threshold
+    yield part, is_meta, idx, g, gap, j & ~split
+
+
+def _cuts(r, meta, of_path, clock, threshold, vote=None, contest=None, nroutines=1):
     """A rank's parts (_parts) with their file groups, gaps, and which
     operations continue the burst before them."""
     for part, is_meta, idx in _parts(r, meta):
-        g, j, gap = _prepare(part, of_path, clock)
-        split = vote if vote is not None else gap > threshold
-        yield part, is_meta, idx, g, gap, j & ~split
+        yield from _cut(part, is_meta, idx, of_path, clock, threshold, vote, contest, nroutines)
 
 
-def rank_burst_count(r, meta, of_path, clock, threshold, vote=None):
+def rank_burst_count(r, meta, of_path, clock, threshold, vote=None, contest=None, nroutines=1):
     """How many bursts rank_reduce makes of the rank (without making them)."""
-    return sum(int(np.count_nonzero(~same)) for *_, same in _cuts(r, meta, of_path, clock, threshold,
-                                                                   vote))
+    return sum(int(np.count_nonzero(~same))
+               for *_, same in _cuts(r, meta, of_path, clock, threshold, vote, contest, nroutines))
 
 
-def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None):
+def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None, contest=None):
     """Pass 2 on one rank: its bursts (BURST_FIELDS, in call order), their
     request sizes and nested strides by burst index, its collective calls
     (_collective_calls) and its time inside its data calls."""
     cut, calls = [], None
-    for part, is_meta, idx, g, gap, same in _cuts(r, meta, of_path, clock, threshold, vote):
+    for part, is_meta, idx, g, gap, same in _cuts(r, meta, of_path, clock, threshold, vote, contest,
+                                                  nroutines):
         b, m, nst = rank_bursts(part, g, same, gap, clock, nroutines, is_meta)
         calls = _merge_calls(calls, _collective_calls(part, b, nroutines))
         first = np.flatnonzero(~same)
         cut.append((b, m, nst, idx[first] if idx is not None else first))
     b, m, nst = _in_rank_order(cut)
+    if len(cut) > 1:        # parts interleave: the gap before a burst is since the rank's last operation
+        first = np.sort(np.concatenate([c[3] for c in cut]))
+        before = np.maximum.accumulate(r.t_end)
+        b["gap_s"] = b["t0"] - np.where(first > 0, before[np.maximum(first - 1, 0)], 0.0)
+        if clock:
+            b["gap_comm"] = np.where(first > 0, (r.lclock[first].astype(np.int64)
+                                                 - r.lclock[np.maximum(first - 1, 0)]) % 2**32, b["lc0"])
     return b, m, nst, calls, float(np.maximum(r.t_end - r.t_start, 0.0).sum())
 
 
@@ -490,10 +548,22 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         votes = consensus(ops, [x[0] for x in prep], [x[1] for x in prep],
                           [x[2] > threshold for x in prep])
         del prep
+    # a trace's collective bursts split where their communicator decides (collective_splits)
+    contest = None
+    if clock and collective_splits.votable(len(groups), nroutines):
+        if workers is not None:
+            tallied = workers.wishes(threshold)
+        else:
+            tally = collective_splits.Tally()
+            for i, r in enumerate(ops.ranks):
+                if len(r):
+                    tally.add(*rank_wishes(r, meta_of.get(i), of_path, threshold, nroutines))
+            tallied = tally.result()
+        contest = collective_splits.contested(tallied)
     lower = _lower_layer(ops, of_path)
     merged = None
     if workers is not None:
-        merged, bursts, calls, in_calls, mixed, nested = workers.bursts(threshold, lower)
+        merged, bursts, calls, in_calls, mixed, nested = workers.bursts(threshold, contest, lower)
         base = len(bursts["rank"]) if merged is None else 0
     else:
         # pass 2: bursts, a rank at a time, into arrays sized for the worst case
@@ -506,7 +576,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
             r = ops.ranks[i]
             if len(r):
                 b, m, nst, c, busy = rank_reduce(r, meta_of.pop(i, None), of_path, clock, threshold,
-                                                 nroutines, votes[i] if votes is not None else None)
+                                                 nroutines, votes[i] if votes is not None else None,
+                                                 contest)
                 in_calls.append(busy)
                 calls = _merge_calls(calls, c)
                 n = len(b["rank"])

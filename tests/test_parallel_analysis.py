@@ -130,6 +130,20 @@ def test_processes_that_differ_send_their_bursts(traced, merges):
     assert merges == ["columns after numbers", "columns"]
 
 
+def test_collective_splits_voted_across_workers(traced):
+    """coll_log, 4 ranks, 5 steps: rank 0's log lines between its collective
+    writes make it wish a split before each of its writes 2 to 5 (1 of 4
+    voters), so the writes stay one np-4 phase of rep 5 only if the workers
+    pool their ranks' wishes; with 2, 3 and 4 workers (rank 0 alone in one)
+    the model is the serial one."""
+    run = traced("coll_log", 4, 5, posix=True)
+    serial = analyze(run.trace_dir, jobs=1)
+    assert [(p["routine"], p["np"], p["rep"]) for p in serial["phases"]] == [
+        ("MPI_File_write_at_all", 4, 5), ("write", 1, 5)]
+    for jobs in (2, 3, 4):
+        assert in_workers(run.trace_dir, jobs) == serial
+
+
 def test_damage_is_reported_as_the_serial_analysis_does(traced):
     """A job file cut in rank 2's image: analyze with 2 workers raises the
     serial analysis's error, naming the file, the rank and the byte."""

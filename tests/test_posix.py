@@ -138,6 +138,59 @@ def test_mpiio_output_with_a_posix_log(traced, tmp_path):
         "mpirun -np 1 ior -a POSIX -s 1 -b 104 -t 104 -F -w -o ./iomodel.mixed_log.6"]
 
 
+@BOTH_MPIS
+def test_one_ranks_log_does_not_cut_a_collective_phase(traced, tmp_path):
+    """coll_log: every step a collective 64 KiB write of each rank, an
+    MPI_Allreduce, then rank 0's 24-byte log line.  On rank 0 the log lines
+    sit between the collective writes; the communicator (4 processes, 3 of
+    which see nothing between) keeps them one burst, so the model has one
+    np-4 phase of rep 5, not an np-4 phase and four np-1 ones."""
+    run = traced("coll_log", 4, 5, posix=True)
+    want = [("MPI_Init", None, 0, 0), ("MPI_File_open", "out.dat", 0, 0), ("open", "run.0.log", 0, 0)]
+    for s in range(5):
+        want += [("MPI_File_write_at_all", "out.dat", s * 4 * 65536, 65536), ("write", "run.0.log", s * 24, 24)]
+    want += [("close", "run.0.log", 0, 0), ("MPI_File_close", "out.dat", 0, 0), ("MPI_Finalize", None, 0, 0)]
+    assert events(run, 0) == want
+    assert events(run, 3) == [("MPI_Init", None, 0, 0), ("MPI_File_open", "out.dat", 0, 0)] + [
+        ("MPI_File_write_at_all", "out.dat", (s * 4 + 3) * 65536, 65536) for s in range(5)] + [
+        ("MPI_File_close", "out.dat", 0, 0), ("MPI_Finalize", None, 0, 0)]
+    assert (run.data_dir / "run.0.log").read_bytes().count(b"\n") == 5
+    model = model_of(run, tmp_path)
+    # one Allreduce between consecutive writes of either file: one group of
+    # counts (all 1), threshold 8; rank r's step s at (4s + r) * 64 KiB: a
+    # stride of 256 KiB, ranks 64 KiB apart; the log's lines back to back
+    assert facts(model) == [
+        ("MPI_File_write_at_all", "MPI-IO", "out.dat", "write", 4, "0-3", [65536], 5, 5 * 4 * 65536,
+         "strided", "shared"),
+        ("write", "POSIX", "run.{rank}.log", "write", 1, "0", [24], 5, 5 * 24, "sequential", "unique")]
+    coll, log = model["phases"]
+    assert (coll["collective"], log["collective"]) == (True, False)
+    assert coll["offsets"] == {"first": 0, "per_rank": 65536, "stride": 262144, "contiguous": True}
+    assert (coll["logical_time"], log["logical_time"]) == ({"first": 0, "comm_between": 1},
+                                                           {"first": 1, "comm_between": 1})
+    # the log's first line comes after the first write and its Allreduce
+    assert log["gap_comm"] == 1
+    assert ior_lines(model, tmp_path) == [
+        "mpirun -np 4 ior -a MPIIO -s 5 -b 65536 -t 65536 -c -w -o ./iomodel.coll_log.1",
+        "mpirun -np 1 ior -a POSIX -s 1 -b 120 -t 24 -F -w -o ./iomodel.coll_log.2"]
+
+
+def test_most_ranks_logs_split_the_collective_phase_on_all(traced, tmp_path):
+    """coll_log with ranks 0-2 logging: 3 of the 4 processes see a log line
+    between consecutive collective writes, more than half, so every write is
+    a phase of its own on all four (rank 3 too, which saw nothing between),
+    each followed by the three ranks' lines: ten phases, none of np 1.  With
+    ranks 0-1 logging (2 of 4, not more than half) the writes stay one phase."""
+    model = model_of(traced("coll_log", 4, 5, 3, posix=True), tmp_path)
+    coll = ("MPI_File_write_at_all", "MPI-IO", "out.dat", "write", 4, "0-3", [65536], 1, 4 * 65536,
+            "sequential", "shared")
+    log = ("write", "POSIX", "run.{rank}.log", "write", 3, "0-2", [24], 1, 3 * 24, "sequential", "unique")
+    assert facts(model) == [coll, log] * 5
+    model = model_of(traced("coll_log", 4, 5, 2, posix=True), tmp_path)
+    assert [(p["routine"], p["np"], p["rep"], p["weight"]) for p in model["phases"]] == [
+        ("MPI_File_write_at_all", 4, 5, 5 * 4 * 65536), ("write", 2, 5, 5 * 2 * 24)]
+
+
 # ------------------------------------------------------------- stdio records
 
 def test_stdio_fwrite_fread(traced, tmp_path):
