@@ -202,28 +202,58 @@ def consensus(ops, groups_of_ranks, joins, splits):
 # ---------------------------------------------------------------- metadata
 
 def metadata_ops(r, group):
-    """Per operation of a rank: is it an I/O library's own metadata between
-    its data (HDF5's object header read before each dataset's collective
-    read): at most META_MAX_BYTES and META_RATIO times smaller than both the
-    operations around it that are not that small, which are of one file,
-    operation and routine, other than its own, on its file.  Such operations
-    would split the data's pattern into one phase per dataset; apart, they
-    form small phases of their own."""
+    """Per operation of a rank: is it an I/O library's own metadata beside its
+    data.  Between the data (HDF5's object header read before each dataset's
+    collective read): at most META_MAX_BYTES and META_RATIO times smaller than
+    both the operations around it that are not that small, which are of one
+    file, operation and routine, other than its own, on its file.  At the end
+    of the data (HDF5's writes at H5Fclose, through the data's own routine when
+    its transfers are independent): the small operations that end a run of one
+    key whose other operations all move one size, each at most 1/META_RATIO
+    of it (_tail_metadata).  Such operations would split the data's pattern
+    into one phase per dataset, or join it as a pattern of their own;
+    apart, they form small phases of their own."""
     n = len(r)
-    if n < 3:
+    if n < 2:
         return None
     small = r.bytes <= META_MAX_BYTES
     if small.all() or not small.any():
         return None
-    idx = np.arange(n)
-    prev = np.maximum.accumulate(np.where(~small, idx, -1))
-    nxt = np.minimum.accumulate(np.where(~small, idx, n)[::-1])[::-1]
-    ok = small & (prev >= 0) & (nxt < n)
-    p, q = np.clip(prev, 0, n - 1), np.clip(nxt, 0, n - 1)
-    key = (group.astype(np.int64) * 2 + r.write) * 65536 + r.routine
-    meta = ok & (key[p] == key[q]) & (key != key[p]) & (group == group[p]) & \
-        (r.bytes * META_RATIO <= np.minimum(r.bytes[p], r.bytes[q]))
+    meta = _tail_metadata(r, group, small)
+    if n >= 3:
+        idx = np.arange(n)
+        prev = np.maximum.accumulate(np.where(~small, idx, -1))
+        nxt = np.minimum.accumulate(np.where(~small, idx, n)[::-1])[::-1]
+        ok = small & (prev >= 0) & (nxt < n)
+        p, q = np.clip(prev, 0, n - 1), np.clip(nxt, 0, n - 1)
+        key = (group.astype(np.int64) * 2 + r.write) * 65536 + r.routine
+        meta |= ok & (key[p] == key[q]) & (key != key[p]) & (group == group[p]) & \
+            (r.bytes * META_RATIO <= np.minimum(r.bytes[p], r.bytes[q]))
     return meta if meta.any() else None
+
+
+def _tail_metadata(r, group, small):
+    """The small operations that end a run of joinable operations (one file,
+    operation, routine, whatever the communication between) whose operations
+    before them all move one size, at least META_RATIO times each of theirs."""
+    n = len(r)
+    idx = np.arange(n)
+    starts = np.flatnonzero(~_joinable(r, group))
+    ends = np.append(starts[1:], n)                               # one past each run
+    last_big = np.maximum.reduceat(np.where(small, -1, idx), starts)
+    tail = (last_big >= starts) & (last_big < ends - 1)           # data, then small operations
+    meta = np.zeros(n, bool)
+    if not tail.any():
+        return meta
+    s, lb, e = starts[tail], last_big[tail], ends[tail]
+    bounds = np.column_stack([s, lb + 1]).ravel()                 # each run's data, then its tail
+    lo = np.minimum.reduceat(r.bytes, bounds)[::2]
+    hi = np.maximum.reduceat(r.bytes, bounds)[::2]
+    tail_hi = np.maximum.reduceat(np.append(r.bytes, 0), np.column_stack([lb + 1, e]).ravel())[::2]
+    ok = (lo == hi) & (tail_hi * META_RATIO <= lo)
+    for a, b in zip(lb[ok] + 1, e[ok]):          # few runs end so: a loop over them
+        meta[a:b] = True
+    return meta
 
 
 def _subset(r, idx):
@@ -420,12 +450,15 @@ def _prepare(r, of_path, clock):
 
 def rank_gap_values(r, of_path, clock):
     """Pass 1 on one rank: its library metadata (metadata_ops' mask, or None)
-    and the distinct gaps of its joinable pairs, for the threshold."""
+    and the distinct gaps of its data's joinable pairs, for the threshold (the
+    application's rhythm: a library's metadata, written as its caches flush,
+    does not set it)."""
     meta = metadata_ops(r, of_path[r.path]) if clock else None
     values = set()
-    for part, _, _ in _parts(r, meta):
-        _, j, gap = _prepare(part, of_path, clock)
-        values.update(np.unique(gap[j]).tolist())
+    for part, is_meta, _ in _parts(r, meta):
+        if not is_meta:
+            _, j, gap = _prepare(part, of_path, clock)
+            values.update(np.unique(gap[j]).tolist())
     return meta, values
 
 
