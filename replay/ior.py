@@ -51,7 +51,7 @@ class Invocation:
     collective: bool           #                                       -c
     operation: str             # "write" | "read"
     test_file: str             #                                       -o
-    flags: list = field(default_factory=list)   # -w/-r, -k, -E, -e, -C, -z
+    flags: list = field(default_factory=list)   # -w/-r, -k, -E, -e, -C, -Z, -z
     setup: Optional["Invocation"] = None        # reads: the write that creates the file
     approximations: list = field(default_factory=list)   # sentences
     roundings: list = field(default_factory=list)        # {"what", "from", "to"}
@@ -188,7 +188,20 @@ def _block_run(chunk):
     return run if all(q["rep"] % run == 0 for q in chunk) else 1
 
 
-def _layout_notes(model, chunk, shared, notes):
+def _blocks_read(p, block, shared):
+    """The block of its segment each process of a shared file's phase reads,
+    counted in blocks from the phase's first byte, where some read a block
+    other than their own (IOR's -Z, -C read back another task's data); else None."""
+    off, n = p["offsets"], p["np"]
+    starts = off.get("starts")
+    if not shared or n < 2 or off.get("per_rank") is not None or not starts or len(starts) != n \
+            or block <= 0 or any(x % block or not 0 <= x // block < n for x in starts):
+        return None
+    whose = [x // block for x in starts]
+    return whose if whose != list(range(n)) else None
+
+
+def _layout_notes(model, chunk, shared, notes, others=False):
     """Sentences for what IOR's segmented layout does not reproduce."""
     p = chunk[0]
     off = p["offsets"]
@@ -213,7 +226,9 @@ def _layout_notes(model, chunk, shared, notes):
     per_seg = block * (n if shared else 1)
     if shared and n > 1:
         want = block
-        if off.get("per_rank") is None and "starts" in off:
+        if others:
+            pass                    # said with -Z
+        elif off.get("per_rank") is None and "starts" in off:
             starts = off["starts"]
             shown = ", ".join(map(str, starts[:6])) + (", ..." if len(starts) > 6 else "")
             notes.append(f"The processes' first offsets are not affine in the rank (starts "
@@ -346,7 +361,15 @@ def _invocation(model, chunk, workdir, defeat):
                          "so the access is sequential.")
     if op == "write" and all(q.get("synced") for q in chunk):
         flags.append("-e")          # the application synced its writes (fsync, MPI_File_sync)
-    if defeat and not reread:       # a reread is meant to meet the client's cache
+    others = _blocks_read(p, b0, shared) if op == "read" and not reread and mode != "random" else None
+    if others is not None:
+        flags.append("-Z")
+        shown = ", ".join(map(str, others[:8])) + (", ..." if len(others) > 8 else "")
+        notes.append(f"The processes read blocks other processes wrote (the blocks of {b0} B from "
+                     f"the phase's first byte that ranks 0, 1, ... read: {shown}): IOR's -Z has "
+                     f"each read the block of a process it picks at random (as IOR 4 picks it: "
+                     f"the same blocks only where the application was IOR -Z itself).")
+    if defeat and not reread and others is None:   # a reread is meant to meet the client's cache
         if op == "write":
             if "-e" not in flags:
                 flags.append("-e")
@@ -356,7 +379,7 @@ def _invocation(model, chunk, workdir, defeat):
         else:
             flags.append("-C")
 
-    _layout_notes(model, chunk, shared, notes)
+    _layout_notes(model, chunk, shared, notes, others is not None)
 
     weight = sum(q["weight"] for q in chunk)
     moved = n * segments * b
@@ -529,6 +552,7 @@ def _script_test(inv, comment):
         "keepFile": int("-k" in inv.flags),
         "useExistingTestFile": int("-E" in inv.flags),
         "reorderTasks": int("-C" in inv.flags),
+        "reorderTasksRandom": int("-Z" in inv.flags),
         "fsync": int("-e" in inv.flags),
         "randomOffset": int("-z" in inv.flags),
     }

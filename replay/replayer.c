@@ -584,6 +584,21 @@ static void describe_placement(const params_t *p, ctx_t *c)
     c->rank_offset = p->reorder ? (int)(((long long)p->task_offset * shift) % c->ntasks) : 0;
 }
 
+/* IOR 4's -Z, picked as it does at each repetition: the first rand() % ntasks,
+ * after srand(rank + seed), at least task_offset nodes away (but within the
+ * nodes there are); a negative -X seed is offset by the repetition */
+static void random_reorder(const params_t *p, ctx_t *c, int rep)
+{
+    if (!p->reorder_random)
+        return;
+    int nodes = p->task_offset < c->nodes ? p->task_offset : c->nodes - 1;
+    unsigned seed = p->reorder_seed < 0 ? (unsigned)(-p->reorder_seed + rep) : (unsigned)p->reorder_seed;
+    srand((unsigned)c->rank + seed);
+    do
+        c->rank_offset = rand() % c->ntasks;
+    while (c->rank_offset < nodes * c->tpn);
+}
+
 /* --iomodel.idleOpen: rank 0 tells the idle tasks the next phase (WRITE + 1 or
  * READ + 1), or 0 when there is none (a failure ends the test early) */
 static int announce(const params_t *p, int next)
@@ -715,6 +730,7 @@ int main(int argc, char **argv)
     int rep = 0;
     for (; rep < p.reps && !status; rep++) {
         file_t held = {0};
+        random_reorder(&p, &c, rep);
         if (p.do_write) {
             announce(&p, WRITE + 1);
             status = run_phase(&p, &c, WRITE, buf, &res[WRITE][rep], p.reread ? &held : NULL);

@@ -38,6 +38,8 @@ typedef struct {
     long long segments, block, xfer;
     int fpp, coll, do_write, do_read, keep, existing, reorder, fsync, fsync_per_write;
     int random, reps, intra_barriers, verbose, refnum, task_offset, inter_delay;
+    int reorder_random;       /* -Z: read back another task's data, picked at random (-X seed) */
+    int reorder_seed;
     int num_tasks;            /* -N: tasks taking part (0: all); the others wait in a barrier */
     int idle_open;            /* --iomodel.idleOpen: the others open and close the shared file too */
     const char *path;

@@ -61,6 +61,7 @@ static void usage(void)
            "  -o PATH  test file                    -F  file per process        -c  collective\n"
            "  -w  write   -r  read (neither: both)  -k  keep the file(s)        -E  use existing file\n"
            "  -C  read the data of another node's task (-Q N: N nodes away)     -e  fsync after the writes\n"
+           "  -Z  read the data of a task picked at random (-Q N: at least N nodes away; -X SEED)\n"
            "  -Y  fsync after every write            -z  shuffled offsets within the task's block\n"
            "  -g  barriers between open, transfer and close   -d S  delay before each phase\n"
            "  -A N  reference number   -O summaryFormat=default|JSON   -O summaryFile=FILE\n"
@@ -146,6 +147,17 @@ static int int_arg(const char *opt, const char *val, int min)
     long long v = size_arg(opt, val);
     if (v < min || v > INT_MAX)
         usage_error("bad value '%s' for %s: expected an integer >= %d", val, opt, min);
+    return (int)v;
+}
+
+/* IOR's -X: any int (a negative seed is offset by the repetition) */
+static int seed_arg(const char *opt, const char *val)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (!*val || *end || errno || v < INT_MIN + 1 || v > INT_MAX)
+        usage_error("bad value '%s' for %s: expected an integer", val, opt);
     return (int)v;
 }
 
@@ -251,8 +263,8 @@ void parse_args(params_t *p, int argc, char **argv)
     p->argv = argv;
 
     /* IOR options iomodel_replay does not implement: flags and options with a value */
-    const char *ignored_flags = "KmuWRxyZ";
-    const char *ignored_valued = "DGjlMTX";
+    const char *ignored_flags = "KmuWRxy";
+    const char *ignored_valued = "DGjlMT";
     const char *ignored_long_flags[] = {"--warningAsErrors", "--dryRun", "--posix.odirect",
         "--posix.rangelocks", "--dummy.delay-only-rank0", "--mpiio.showHints",
         "--mpiio.preallocate", "--mpiio.useStridedDatatype", "--mpiio.useFileView",
@@ -347,7 +359,7 @@ void parse_args(params_t *p, int argc, char **argv)
         char c = a[1];
         /* value: -s4, -s=4 or -s 4 */
         const char *inline_val = a[2] ? (a[2] == '=' ? a + 3 : a + 2) : NULL;
-        int takes_value = strchr("abtsoiOAQdfN", c) || strchr(ignored_valued, c);
+        int takes_value = strchr("abtsoiOAQdfNX", c) || strchr(ignored_valued, c);
         const char *val = NULL;
         char opt[3] = {'-', c, 0};
         if (takes_value) {
@@ -386,6 +398,8 @@ void parse_args(params_t *p, int argc, char **argv)
         case 'f': usage_error("IOR scripts (-f) are not supported: give the options on the command line");
         case 'c': p->coll = 1; break;
         case 'C': p->reorder = 1; break;
+        case 'Z': p->reorder_random = 1; break;
+        case 'X': p->reorder_seed = seed_arg(opt, val); break;
         case 'e': p->fsync = 1; break;
         case 'E': p->existing = 1; break;
         case 'F': p->fpp = 1; break;
@@ -464,8 +478,8 @@ void parse_args(params_t *p, int argc, char **argv)
     if (p->fresh && (!p->do_write || p->keep || p->existing))
         usage_error("--iomodel.fresh needs -w and neither -k nor -E: it sets aside the files "
                     "each repetition writes");
-    if (p->reread && (p->reorder || p->existing))
-        usage_error("--iomodel.reread cannot take -C or -E: each task rereads its own data "
+    if (p->reread && (p->reorder || p->reorder_random || p->existing))
+        usage_error("--iomodel.reread cannot take -C, -Z or -E: each task rereads its own data "
                     "through the open its write used");
 }
 

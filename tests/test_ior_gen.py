@@ -620,7 +620,8 @@ def test_ior_script_lines():
         f"# {comment}", "api=MPIIO", "numTasks=4", f"testFile=./iomodel.small.{f}",
         "segmentCount=2", "blockSize=1048576", "transferSize=1048576", "filePerProc=0",
         "collective=1", f"writeFile={w}", f"readFile={r}", f"keepFile={k}",
-        f"useExistingTestFile={e}", "reorderTasks=0", "fsync=0", "randomOffset=0", "RUN"]
+        f"useExistingTestFile={e}", "reorderTasks=0", "reorderTasksRandom=0", "fsync=0", "randomOffset=0",
+        "RUN"]
     assert text.splitlines() == [
         "# IOR 4.x script: run with `mpirun -np 4 ior -f FILE`.",
         "# All its tests run with the same processes; invocations with another np are in "

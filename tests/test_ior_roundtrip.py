@@ -94,6 +94,27 @@ def test_ior_command_comes_back(traced, tmp_path, cmd, np_, mode, nested, want):
         assert not [n for n in inv.approximations if "segment" in n or "apart" in n], inv.approximations
 
 
+def test_reads_of_other_processes_blocks_come_back_as_random_task_order(traced, tmp_path):
+    """ior_cmd as IOR's -w -r -Z, -s 2 -b 64k -t 16k at 4 ranks: rank r reads
+    back the block of the rank IOR 4 picks (glibc's rand after srand(r): 3, 3,
+    2, 2 further, so ranks 0-3 read the blocks of ranks 3, 0, 0, 1: three
+    ranks read what rank 0 and rank 3 wrote, none rank 2's).  The model keeps
+    the readers' first offsets (3, 0, 0, 1 blocks of 64 KiB); the read comes
+    back as IOR's -Z, which reads other tasks' blocks, not each its own."""
+    m = model_of(traced, tmp_path, 4, ["-a", "MPIIO", "-s", "2", "-b", "64k", "-t", "16k", "-w", "-r", "-Z"])
+    write, read = m["phases"]
+    assert "starts" not in write["offsets"] and write["offsets"]["per_rank"] == 64 * K
+    assert (read["offsets"]["first"], read["offsets"]["per_rank"], read["offsets"]["starts"]) == \
+        (0, None, [3 * 64 * K, 0, 0, 64 * K])
+    invs = ior_invocations(m)
+    want = {"-a": "MPIIO", "-s": "2", "-b": str(64 * K), "-t": str(16 * K)}
+    assert options(command(invs[0])) == {**want, "-w": True}
+    assert options(command(invs[1])) == {**want, "-r": True, "-k": True, "-E": True, "-Z": True}
+    assert any("read blocks other processes wrote" in n and "3, 0, 0, 1" in n
+               for n in invs[1].approximations)
+    assert not any("not affine" in n for n in invs[1].approximations)
+
+
 def test_file_per_process_segments_are_one_block(traced, tmp_path):
     """With -F, IOR's -s 4 -b 1m -t 1m and -s 1 -b 4m -t 1m make the same calls at
     the same offsets (a process's segments follow each other in its own file):

@@ -301,6 +301,37 @@ def test_file_per_process_and_reordered_reads(tmp_path):
     assert all(o["file_per_proc"] and o["aggregate_bytes"] == NP * 4 * 64 * KIB for o in ops)
 
 
+def ior_random_reorder(seed, n=NP, rep=0):
+    """Whose data each rank reads with IOR 4's -Z (-X seed) on one node: the
+    first rand() % n after srand(rank + seed), a negative seed offset by the
+    repetition; glibc's rand, as IOR and the replayer call it."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    out = []
+    for rank in range(n):
+        libc.srand(rank + (-seed + rep if seed < 0 else seed))
+        out.append((rank + libc.rand() % n) % n)
+    return out
+
+
+@pytest.mark.parametrize("seed", [None, 5])
+def test_random_task_reorder_reads_as_ior_does(tmp_path, seed):
+    """-Z (IOR's reorderTasksRandom): each rank reads the block of the rank
+    IOR 4 would pick, several ranks the same one: by glibc's rand, with the
+    default seed 0 ranks 0-3 read the blocks of ranks 3, 0, 0, 1."""
+    whose = ior_random_reorder(seed or 0)
+    if seed is None:
+        assert whose == [3, 0, 0, 1]
+    proc, trace = traced(tmp_path, "z", "-a", "MPIIO", "-s", 2, "-b", "64k", "-t", "16k", "-Z",
+                         *(["-X", seed] if seed is not None else []), "-k", "-o", tmp_path / "z.dat")
+    acc = accesses(trace)
+    for rank in range(NP):
+        assert acc[rank]["write"] == [("MPI_File_write_at", "z.dat", o, 16 * KIB)
+                                      for o in ior_layout(rank, 2, 64 * KIB, 16 * KIB)]
+        assert acc[rank]["read"] == [("MPI_File_read_at", "z.dat", o, 16 * KIB)
+                                     for o in ior_layout(whose[rank], 2, 64 * KIB, 16 * KIB)]
+
+
 def test_application_names_in_a_directory(tmp_path):
     """--iomodel.names: -o is a directory made for the files; with -F the file of
     rank r is the pattern with {rank} (or {rank:0N}) replaced by r; without -k
@@ -581,7 +612,9 @@ def test_unimplemented_ior_options_warn(tmp_path):
     (["-s"], "option -s needs a value"),
     (["--iomodel.offsets=1,2"], "bad --iomodel.offsets=1,2"),
     (["-w", "--iomodel.reread"], "--iomodel.reread needs -w and -r"),
-    (["-w", "-r", "-C", "--iomodel.reread"], "--iomodel.reread cannot take -C or -E"),
+    (["-w", "-r", "-C", "--iomodel.reread"], "--iomodel.reread cannot take -C, -Z or -E"),
+    (["-w", "-r", "-Z", "--iomodel.reread"], "--iomodel.reread cannot take -C, -Z or -E"),
+    (["-Z", "-X", "x"], "bad value 'x' for -X: expected an integer"),
     (["--iomodel.reread=1"], "option --iomodel.reread takes no value"),
     (["-r", "--iomodel.fresh"], "--iomodel.fresh needs -w and neither -k nor -E"),
     (["-w", "-k", "--iomodel.fresh"], "--iomodel.fresh needs -w and neither -k nor -E"),

@@ -1,6 +1,6 @@
 /* ior_cmd.c -- the calls IOR 4 makes for one command line, for the IOR round trip.
  *
- * usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-s S] [-b B] [-t T] [-w] [-r]
+ * usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-s S] [-b B] [-t T] [-w] [-r] [-Z] [-X SEED]
  *        (sizes as IOR takes them: a number with an optional k, m or g suffix)
  *
  * What IOR's default (segmented, in-order) layout does, P processes, rank r:
@@ -14,6 +14,9 @@
  *   then MPI_Barrier; -r reopens, reads every transfer back in the same order
  *   (MPI_File_read_at[_all] / pread) and checks it, then closes.  Both: the
  *   write, a barrier, the read, as IOR's -w -r does (the file is reopened).
+ *   -Z (IOR's reorderTasksRandom): rank r reads what rank (r + o) % P wrote, o
+ *   the first rand() % P after srand(r + SEED) (-X SEED, default 0), as IOR 4
+ *   picks it; several ranks may read the same block.
  * Nothing else touches the files.  Any error or mismatch aborts.
  */
 #include <mpi.h>
@@ -51,7 +54,7 @@ static void fill(unsigned char *b, long long n, int r, long long k)
 
 int main(int argc, char **argv)
 {
-    int rank, np, posix = 0, coll = 0, fpp = 0, wr = 0, rd = 0;
+    int rank, np, posix = 0, coll = 0, fpp = 0, wr = 0, rd = 0, shuffle = 0, seed = 0;
     long long S = 1, B = 1 << 20, T = 256 << 10;
     char path[4096];
 
@@ -59,7 +62,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc < 2)
-        die("usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-s S] [-b B] [-t T] [-w] [-r]");
+        die("usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-s S] [-b B] [-t T] [-w] [-r] [-Z] [-X SEED]");
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-a") && i + 1 < argc) posix = !strcmp(argv[++i], "POSIX");
@@ -67,6 +70,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-F")) fpp = 1;
         else if (!strcmp(a, "-w")) wr = 1;
         else if (!strcmp(a, "-r")) rd = 1;
+        else if (!strcmp(a, "-Z")) shuffle = 1;
+        else if (!strcmp(a, "-X") && i + 1 < argc) seed = atoi(argv[++i]);
         else if (!strcmp(a, "-s") && i + 1 < argc) S = size_arg(argv[++i]);
         else if (!strcmp(a, "-b") && i + 1 < argc) B = size_arg(argv[++i]);
         else if (!strcmp(a, "-t") && i + 1 < argc) T = size_arg(argv[++i]);
@@ -82,6 +87,11 @@ int main(int argc, char **argv)
     if (!buf || !want)
         die("out of memory");
     long long per = B / T;
+    int from = rank;                  /* whose data this rank reads back */
+    if (shuffle) {
+        srand((unsigned)(rank + seed));
+        from = (rank + rand() % np) % np;
+    }
     for (int pass = 0; pass < 2; pass++) {
         int writing = pass == 0;
         if ((writing && !wr) || (!writing && !rd))
@@ -98,9 +108,10 @@ int main(int argc, char **argv)
             die("MPI_File_open");
         for (long long i = 0; i < S; i++)
             for (long long j = 0; j < per; j++) {
-                long long off = fpp ? i * B + j * T : i * np * B + rank * B + j * T;
+                int who = writing ? rank : from;
+                long long off = fpp ? i * B + j * T : i * np * B + who * B + j * T;
                 long long n = i * per + j;
-                fill(want, T, rank, n);
+                fill(want, T, who, n);
                 int ok;
                 if (writing) {
                     if (posix)
