@@ -363,8 +363,10 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
         b["contiguous"][k] = bool((np.diff(o) == size[starts[k]: starts[k] + length[k] - 1]).all())
     # in order: no operation starts before the one before it (it may go over
     # a range again: HDF5 fills a chunk, then writes its data)
-    in_order = _all(~same | (d >= 0), starts)
-    b["mode"] = modes(b)
+    newfile = np.zeros(n, bool)       # a family's next file starts afresh: not a step back
+    newfile[1:] = r.path[1:] != r.path[:-1]
+    in_order = _all(~same | (d >= 0) | newfile, starts)
+    b["mode"] = modes(b, in_order)
     irregular = (b["mode"] == 2) & b["known"] & in_order
     nested = {}
     for k in np.flatnonzero(irregular):      # few, long: a loop
@@ -433,10 +435,12 @@ def stride_levels(o):
     return levels[::-1] if len(levels) >= 2 else None
 
 
-def modes(b):
-    """Per burst: 0 sequential, 1 strided, 2 random (step 4 of the rule)."""
+def modes(b, in_order):
+    """Per burst: 0 sequential, 1 strided, 2 random (step 4 of the rule): an
+    operation through a view is strided; otherwise one that starts before the
+    one before it makes the burst random, whatever its strides."""
     seq = b["contiguous"] & ~b["noncontig"]
-    strided = b["noncontig"] | (b["const_stride"] & ~seq)
+    strided = b["noncontig"] | (b["const_stride"] & ~seq & in_order)
     return np.where(seq, 0, np.where(strided, 1, 2))
 
 

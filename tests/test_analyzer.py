@@ -385,6 +385,31 @@ def test_a_ranks_header_is_a_phase_of_its_own(traced, tmp_path, mode):
     assert (header.phase_ids, header.np, header.launch_np) == ([1], 1, 1 if own else 4)
 
 
+def test_a_header_written_last_makes_the_phase_random(traced, tmp_path):
+    """hacc_coral at 4 ranks, 1000 particles each (the CORAL HACC-IO
+    benchmark's order): every rank writes its record block of 38000 B at
+    65536 + r * 38000, its 9 variables one after the other, then rank 0 goes
+    back to write the 65536-byte header at 0, through the same open and
+    routine.  Rank 0's burst is its 9 variables and the header, whose offset
+    starts before the one before it: by step 4 of the rule the phase is
+    random (the least ordered of its processes), not strided.  The restart:
+    rank 0's header through its own open (np 1), then the 9 variables of
+    every rank, each rank's in order (sequential)."""
+    r = traced("hacc_coral", 4, 1000)
+    m = tmp_path / "m.json"
+    assert subprocess.run(IOMODEL + ["analyze", str(r.trace_dir), "-o", str(m), "-q"]).returncode == 0
+    model = json.loads(m.read_text())
+    sizes = [4000] * 7 + [8000, 2000]
+    write, header, read = model["phases"]
+    assert (write["ranks"], write["weight"], write["access_mode"]) == ("0-3", 4 * 38000 + 65536, "random")
+    assert [(g["ranks"], g["request_sizes"]) for g in write["rs_groups"]] == [("0", sizes + [65536]),
+                                                                             ("1-3", sizes)]
+    assert (header["ranks"], header["request_sizes"], header["offsets"]["first"], header["own_open"],
+            header["access_mode"]) == ("0", [65536], 0, True, "sequential")
+    assert (read["ranks"], read["request_sizes"], read["offsets"]["first"], read["offsets"]["per_rank"],
+            read["access_mode"]) == ("0-3", sizes, 65536, 38000, "sequential")
+
+
 @BOTH_MPIS
 def test_collective_aggregators_from_the_layer_under_mpi_io(traced, tmp_path, mpi):
     """btio_like 16^3 points of 40 B, 3 steps, 4 ranks, traced with
