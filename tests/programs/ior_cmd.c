@@ -1,6 +1,7 @@
 /* ior_cmd.c -- the calls IOR 4 makes for one command line, for the IOR round trip.
  *
- * usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-s S] [-b B] [-t T] [-w] [-r] [-Z] [-X SEED]
+ * usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-e] [-i N] [-s S] [-b B] [-t T] [-w] [-r] [-Z]
+ *        [-X SEED]
  *        (sizes as IOR takes them: a number with an optional k, m or g suffix)
  *
  * What IOR's default (segmented, in-order) layout does, P processes, rank r:
@@ -17,6 +18,9 @@
  *   -Z (IOR's reorderTasksRandom): rank r reads what rank (r + o) % P wrote, o
  *   the first rand() % P after srand(r + SEED) (-X SEED, default 0), as IOR 4
  *   picks it; several ranks may read the same block.
+ *   -e: after the writes, before the close, fsync(2) (-a POSIX) or
+ *   MPI_File_sync (-a MPIIO), as IOR's -e does.  -i N: all of that N times
+ *   (IOR's repetitions; the files are kept, as with IOR's -k).
  * Nothing else touches the files.  Any error or mismatch aborts.
  */
 #include <mpi.h>
@@ -54,20 +58,23 @@ static void fill(unsigned char *b, long long n, int r, long long k)
 
 int main(int argc, char **argv)
 {
-    int rank, np, posix = 0, coll = 0, fpp = 0, wr = 0, rd = 0, shuffle = 0, seed = 0;
-    long long S = 1, B = 1 << 20, T = 256 << 10;
+    int rank, np, posix = 0, coll = 0, fpp = 0, wr = 0, rd = 0, sync = 0, shuffle = 0, seed = 0;
+    long long S = 1, reps = 1, B = 1 << 20, T = 256 << 10;
     char path[4096];
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc < 2)
-        die("usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-s S] [-b B] [-t T] [-w] [-r] [-Z] [-X SEED]");
+        die("usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-e] [-i N] [-s S] [-b B] [-t T] [-w] [-r] "
+            "[-Z] [-X SEED]");
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-a") && i + 1 < argc) posix = !strcmp(argv[++i], "POSIX");
         else if (!strcmp(a, "-c")) coll = 1;
         else if (!strcmp(a, "-F")) fpp = 1;
+        else if (!strcmp(a, "-e")) sync = 1;
+        else if (!strcmp(a, "-i") && i + 1 < argc) reps = size_arg(argv[++i]);
         else if (!strcmp(a, "-w")) wr = 1;
         else if (!strcmp(a, "-r")) rd = 1;
         else if (!strcmp(a, "-Z")) shuffle = 1;
@@ -77,7 +84,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-t") && i + 1 < argc) T = size_arg(argv[++i]);
         else die("unknown option");
     }
-    if (T <= 0 || B % T || (posix && coll) || !(wr || rd))
+    if (T <= 0 || B % T || reps < 1 || (posix && coll) || !(wr || rd))
         die("IOR would refuse these options");
     if (fpp)
         snprintf(path, sizeof path, "%s/ior.dat.%08d", argv[1], rank);
@@ -92,8 +99,8 @@ int main(int argc, char **argv)
         srand((unsigned)(rank + seed));
         from = (rank + rand() % np) % np;
     }
-    for (int pass = 0; pass < 2; pass++) {
-        int writing = pass == 0;
+    for (int pass = 0; pass < 2 * reps; pass++) {
+        int writing = pass % 2 == 0;
         if ((writing && !wr) || (!writing && !rd))
             continue;
         MPI_File fh = MPI_FILE_NULL;
@@ -136,6 +143,8 @@ int main(int argc, char **argv)
                 if (!ok)
                     die(writing ? "write" : "read or verify");
             }
+        if (writing && sync && (posix ? fsync(fd) != 0 : MPI_File_sync(fh) != MPI_SUCCESS))
+            die("sync");
         if (posix ? close(fd) != 0 : MPI_File_close(&fh) != MPI_SUCCESS)
             die("close");
         MPI_Barrier(MPI_COMM_WORLD);
