@@ -28,10 +28,18 @@ is Darshan's time zero, taken in MPI_Init).  Each segment becomes one row:
   only one kind for an operation (read or write), every DXT_MPIIO segment of
   it is that kind; where they count both, the segments that overlap in time
   a segment of every other rank on the file are the collective ones if they
-  are exactly as many as the counters say (_collective), else null.
+  are exactly as many as the counters say (_collective), else null.  A log
+  with no MPI-IO record at all (a POSIX application) holds only the
+  application's own POSIX calls: each independent, through an open of its
+  process's own (comm_size 1), as a trace records them.
 - comm_size is 1 in a one-process job; in a larger job it is 1 for a file that
   exactly one rank accessed and that Darshan's MPI-IO counters do not show
   opened collectively (inferred, and said so); -1 (unknown) otherwise.
+- Syncs: DXT has none, but the counters count a file's fsync and fdatasync
+  (POSIX) or MPI_File_sync (MPI-IO) calls per rank, or for all ranks in a
+  record Darshan reduced.  `Ops.syncs` keeps them per written file, and
+  mark_synced marks a write phase `synced` from them where they can tell
+  which phase was synced.
 - application.hosts comes from the host name DXT keeps with each record;
   ranks with no DXT record are counted under the key "unknown".
 - run_time_s is Darshan's job run time (for a log with whole-second times, as
@@ -39,7 +47,9 @@ is Darshan's time zero, taken in MPI_Init).  Each segment becomes one row:
 
 PyDarshan (`pip install darshan`, the `darshan` extra of iomodel) is imported
 only when a log is read.  A file that is not a Darshan log, a truncated log
-and a log without DXT raise DarshanInputError (a ValueError) naming the file.
+and a log without DXT raise DarshanInputError (a ValueError) naming the file;
+for the last, the message says what the log holds (DXT traces POSIX and
+MPI-IO only: a log of stdio I/O, or of none, gives no model).
 """
 import os
 import struct
@@ -67,6 +77,51 @@ UNAVAILABLE_ALWAYS = [
     "file views: whether an operation covers several ranges of the file",
     "where each operation's memory buffer sits within 4 KiB",
 ]
+
+
+# DXT traces the operations of these modules only (DXT_POSIX, DXT_MPIIO)
+TRACED_MODULES = ("POSIX", "MPI-IO")
+# modules whose records are of no file (a histogram of the job's bytes over time, MPI
+# and Cray system counters): left out of what a log is said to hold
+NO_FILES = ("HEATMAP", "APMPI", "APXC")
+
+
+def _records(report, mod):
+    """A module's records as dicts (with "id", "rank", and "counters" where it has them)."""
+    if mod == "LUSTRE":     # PyDarshan's generic reader skips LUSTRE's layout records
+        report.mod_read_all_lustre_records(dtype="dict", warnings=False)
+    else:
+        report.mod_read_all_records(mod, dtype="dict", warnings=False)
+    return report.records[mod] if mod in report.records else []
+
+
+def _without_dxt(report):
+    """What a log without DXT holds, and why that gives no model (a clause)."""
+    held = {m: _records(report, m) for m in report.modules if m not in NO_FILES}
+
+    def files(mods):
+        n = len({int(r["id"]) for m in mods for r in held[m]})
+        return f"{n} file{'s' if n != 1 else ''}"
+    traced = [m for m in TRACED_MODULES if m in held]
+    if traced:
+        return (f"it holds {' and '.join(traced)} counters ({files(traced)}) but no DXT trace of "
+                f"the operations, which the model needs. {ENABLE_DXT}.")
+    if not held:
+        return ("it holds no record of any file (the run read and wrote no file Darshan follows: "
+                "it leaves out /etc, /dev, /usr, /proc, /sys and the like, and the directories "
+                "DARSHAN_EXCLUDE_DIRS names)")
+    what = []
+    for mod, recs in held.items():
+        n = files([mod])
+        if mod == "STDIO":
+            n += ": " + ", ".join(f"{sum(int(r['counters'][k]) for r in recs)} bytes {how}"
+                                  for k, how in (("STDIO_BYTES_WRITTEN", "written"),
+                                                 ("STDIO_BYTES_READ", "read")))
+        what.append(f"{mod} records ({n})")
+    stdio = " (`iomodel trace` records stdio calls)" if "STDIO" in held else ""
+    return (f"it holds only {' and '.join(what)}, and Darshan's DXT traces the operations of "
+            f"POSIX and MPI-IO only: the other modules keep per-file counters, not the "
+            f"operations an I/O model is made of{stdio}")
 
 
 class DarshanInputError(ValueError):
@@ -251,11 +306,83 @@ def _overlaps_every_other_rank(rank, t0, t1):
     return ok
 
 
-def _run_time(job, inferred):
+# per DXT module: the counter module, its counters of sync calls, and those calls
+SYNCS = {"DXT_POSIX": ("POSIX", ("POSIX_FSYNCS", "POSIX_FDSYNCS"), "fsync or fdatasync"),
+         "DXT_MPIIO": ("MPI-IO", ("MPIIO_SYNCS",), "MPI_File_sync")}
+
+
+def _syncs(report, mod, seg, path_of_id):
+    """Per written path: what Darshan's counters say of its syncs (see mark_synced):
+    {"syncs": calls counted, "writers": processes that wrote it, "reduced": the
+    counters are one record for all ranks, "every": every writer synced it, or
+    (reduced) there are at least as many calls as writers}."""
+    counted, names, _ = SYNCS[mod]
+    cnt = _counters(report, counted, names)
+    out = {}
+    wrote = seg["write"]
+    for fid in np.unique(seg["id"][wrote]).tolist():
+        writers = np.unique(seg["rank"][wrote & (seg["id"] == np.uint64(fid))]).tolist()
+        reduced = (fid, -1) in cnt
+        per = [sum(cnt[(fid, -1)].values())] if reduced else \
+            [sum(cnt.get((fid, r), {}).values()) for r in writers]
+        out[path_of_id(fid)] = {"syncs": sum(per), "writers": len(writers), "reduced": reduced,
+                                "every": per[0] >= len(writers) if reduced else min(per) > 0}
+    return out
+
+
+def mark_synced(phases, files, syncs, module):
+    """Mark `synced` the write phases a Darshan log's counters show synced, in
+    place; the sentences for source.inferred and source.unavailable.
+
+    A trace says which write each sync followed (analyzer/ops.py, _synced);
+    Darshan counts a file's sync calls per rank (or for all ranks at once, in
+    a record it reduced) but not when they came.  So a file's syncs tell which
+    phase they followed only where its writes are one phase: synced when every
+    process that wrote it synced it (or, reduced, there are at least as many
+    calls as writers), taken as after the writes.  Where the writes are
+    several phases, none is marked, and the notes say why."""
+    calls = SYNCS[module][2]
+    inferred, unavailable = [], []
+    for f in files:
+        written = [syncs[p] for p in f["paths"] if p in syncs]
+        total = sum(x["syncs"] for x in written)
+        if not total:
+            continue
+        writes = [ph for ph in phases if ph["file"] == f["id"] and ph["operation"] == "write"]
+        if len(writes) > 1:
+            unavailable.append(
+                f"which of the {len(writes)} write phases of {f['name']} (phases "
+                f"{', '.join(str(ph['id']) for ph in writes)}) were synced: Darshan counts {total} "
+                f"{calls} calls on it, not when they came; none is marked synced (IOR's -e)")
+        elif writes and all(x["every"] for x in written):
+            writes[0]["synced"] = True
+            n = sum(x["writers"] for x in written)
+            how = (f"{total} {calls} calls on {f['name']} in one record Darshan summed over its "
+                   f"{n} writing processes, taken as one at least by each" if written[0]["reduced"]
+                   else f"{calls} calls on {f['name']} by each of the {n} processes that wrote it "
+                        f"({total} in all)")
+            inferred.append(f"phase {writes[0]['id']} synced (IOR's -e): Darshan's counters show "
+                            f"{how}, and its writes are that one phase; the syncs are taken as "
+                            f"after them (the log does not say when)")
+        elif writes:
+            inferred.append(f"phase {writes[0]['id']} not synced: Darshan counts {total} {calls} "
+                            f"calls on {f['name']}, but not by every process that wrote it")
+    return inferred, unavailable
+
+
+def _run_time(job, last_end, inferred):
+    """The job's run time, at least until its last traced operation ended."""
     run_time = float(job["run_time"])
     if not job.get("start_time_nsec") and not job.get("end_time_nsec"):
         inferred.append(f"run time: this log keeps whole seconds; Darshan counts it as end - "
                         f"start + 1 = {run_time:g} s")
+    if last_end > run_time:
+        # Darshan 3.5 times DXT from the start of its setup in MPI_Init on each rank, and
+        # takes the job's start time later in that setup
+        inferred.append(f"run time: {last_end:g} s, when the last traced operation ended, after "
+                        f"the {run_time:g} s Darshan gives the job (DXT's time zero comes before "
+                        f"the job's start time Darshan records)")
+        run_time = last_end
     return run_time
 
 
@@ -269,10 +396,8 @@ def ops_from_darshan(path, name=None, command=None):
     nprocs = int(job["nprocs"])
     modules = report.modules
     if "DXT_MPIIO" not in modules and "DXT_POSIX" not in modules:
-        have = ", ".join(modules) or "none"
-        raise DarshanInputError(f"{path}: this Darshan log has no DXT trace (its modules: {have}), "
-                                f"only per-file counters, which cannot give the operations an I/O "
-                                f"model needs. {ENABLE_DXT}.")
+        raise DarshanInputError(f"{path}: no I/O model can be made from this Darshan log: "
+                                f"{_without_dxt(report)}")
     unavailable = list(UNAVAILABLE_ALWAYS)
     inferred = []
     mpi, mpi_hosts = _dxt(report, "DXT_MPIIO")
@@ -318,6 +443,9 @@ def ops_from_darshan(path, name=None, command=None):
 
     n = len(seg["rank"])
     collective = np.full(n, -1, np.int8)
+    # no MPI-IO at all: the POSIX calls are the application's own (not those MPI-IO
+    # makes beneath its calls), each through an open of its process's own
+    own_posix = mod == "DXT_POSIX" and "MPI-IO" not in modules
     if mod == "DXT_MPIIO" and "MPI-IO" in modules:
         collective = _collective(_counters(report, "MPI-IO", [*COLL[True], *COLL[False], *INDEP[True],
                                                              *INDEP[False]]), seg)
@@ -332,6 +460,11 @@ def ops_from_darshan(path, name=None, command=None):
                                f"operations (Darshan's MPI-IO counters of their file count both "
                                f"kinds, in other numbers than their calls' overlaps in time, or "
                                f"none)")
+    elif own_posix:
+        collective[:] = 0
+        inferred.append("the log has no MPI-IO record: every operation is a POSIX call of the "
+                        "application's own, so independent, through an open of its process's "
+                        "own (comm_size 1)")
     else:
         unavailable.append("whether an operation was collective")
     names = report.name_records
@@ -342,7 +475,7 @@ def ops_from_darshan(path, name=None, command=None):
 
     # comm_size, per file (record id)
     comm = np.full(len(uniq_ids), -1, np.int32)
-    if nprocs == 1:
+    if nprocs == 1 or own_posix:
         comm[:] = 1
     elif n:
         width = int(seg["rank"].max()) + 1
@@ -410,8 +543,10 @@ def ops_from_darshan(path, name=None, command=None):
         unavailable.append("the command line (the log's is empty)")
     if name is None:
         name = os.path.basename(argv[0]) if argv else path.stem
-    run_time = _run_time(job, inferred)
-    return Ops(table, name, list(command), nprocs, hosts, run_time,
-               source={"kind": "darshan", "path": str(path), "module": mod,
-                       "unavailable": unavailable, "inferred": inferred},
-               final_lclock=None)
+    run_time = _run_time(job, float(seg["t_end"].max()) if n else 0.0, inferred)
+    ops = Ops(table, name, list(command), nprocs, hosts, run_time,
+              source={"kind": "darshan", "path": str(path), "module": mod,
+                      "unavailable": unavailable, "inferred": inferred},
+              final_lclock=None)
+    ops.syncs = _syncs(report, mod, seg, lambda i: names.get(int(i), str(int(i))))
+    return ops

@@ -79,6 +79,10 @@ class RankOps:
 
 
 class Ops:
+    # a Darshan log's syncs per written file, from its counters (analyzer/darshan.py,
+    # mark_synced); None for a trace, whose syncs are per operation (RankOps.synced)
+    syncs = None
+
     def __init__(self, table, name, command, np, hosts, run_time_s=None, source=None,
                  final_lclock=None, ranks=None, paths=None, routines=None):
         """From a table (OPS_SCHEMA, Darshan) or from per-rank columns (traces)."""

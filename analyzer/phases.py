@@ -640,6 +640,10 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         if groups[ph["file"]]["unique"]:
             ph.pop("own_open", None)
     files = _files(groups, phases, extent, nprocs)
+    synced_notes = ([], [])
+    if ops.syncs:        # a Darshan log: its counters tell some phases' syncs
+        from .darshan import mark_synced
+        synced_notes = mark_synced(phases, files, ops.syncs, ops.source["module"])
     model = {
         "format": FORMAT, "version": VERSION,
         "application": _application(ops, phases, features, in_calls),
@@ -657,8 +661,8 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         "weight": int(sum(p["weight"] for p in phases)),
         "storage_capacity": int(sum(f["size"] for f in files)),
     }
-    model["source"].setdefault("unavailable", [])
-    model["source"].setdefault("inferred", [])
+    model["source"]["inferred"] = model["source"].get("inferred", []) + synced_notes[0]
+    model["source"]["unavailable"] = model["source"].get("unavailable", []) + synced_notes[1]
     if model["source"].get("module"):    # a Darshan log: its DXT module says the interface
         for ph in phases:
             ph["interface"] = ph["interface"] or ("MPI-IO" if model["source"]["module"] == "DXT_MPIIO"

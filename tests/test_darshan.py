@@ -1,6 +1,8 @@
 """Darshan logs with DXT as analyzer input (analyzer/darshan.py), on real logs:
-the public samples in shared/fixtures/darshan/ (see its README) and the logs the
-PyDarshan wheel ships.  Expected values follow from what each run did."""
+the public samples in ../shared/fixtures/darshan/ (see its README; skipped where
+that folder is absent), the logs the PyDarshan wheel ships, and logs of our own
+test programs made with Darshan 3.5.0 (tests/fixtures/darshan/, see its README).
+Expected values follow from what each run did."""
 import json
 import subprocess
 import sys
@@ -14,18 +16,28 @@ import darshan.log_utils
 from iomodel.analyzer.darshan import DarshanInputError, _collective, _posix_offsets, ops_from_darshan
 from iomodel.analyzer.ops import OPS_SCHEMA
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "darshan"
-FIXTURE_LOGS = sorted(p.name for p in FIXTURES.glob("*.darshan"))
-# the PyDarshan wheel's logs that have DXT (its others have none; one is used below)
-WHEEL_DXT_LOGS = ["ior_hdf5_example.darshan", "sample-dxt-simple.darshan", "dxt.darshan"]
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "darshan"
+LOCAL = Path(__file__).resolve().parent / "fixtures" / "darshan"
 MPI_TEST = "mpi-io-test-x86_64-3.1.6.darshan"
 TREDDY = "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+# the public samples of ../shared/fixtures/darshan
+SHARED_LOGS = sorted(["hdf5_diagonal_write_bytes_range_dxt.darshan", MPI_TEST,
+                      "nonmpi_dxt_anonymized.darshan", "partial_data_dxt.darshan", TREDDY])
+# ours with DXT (tests/fixtures/darshan/README.md); the other two have none
+LOCAL_DXT_LOGS = ["ior_mpiio_e.darshan", "ior_posix_fpp_e.darshan", "ior_posix_i2_e.darshan",
+                  "ior_posix_shared_e.darshan", "posix_fpp.darshan", "rank0_writer_posix.darshan"]
+# the PyDarshan wheel's logs that have DXT (its others have none; one is used below)
+WHEEL_DXT_LOGS = ["ior_hdf5_example.darshan", "sample-dxt-simple.darshan", "dxt.darshan"]
 KiB, MiB = 1024, 1024 * 1024
 
 
 def log_path(name):
-    if (FIXTURES / name).exists():
-        return FIXTURES / name
+    if (LOCAL / name).exists():
+        return LOCAL / name
+    if name in SHARED_LOGS:
+        if not SHARED.is_dir():
+            pytest.skip(f"{SHARED} is absent: the public sample Darshan logs are not here")
+        return SHARED / name
     return Path(darshan.log_utils.get_log_path(name))
 
 
@@ -45,13 +57,19 @@ def by_rank(ops):
     return out
 
 
+OWN_POSIX = ("the log has no MPI-IO record: every operation is a POSIX call of the application's "
+             "own, so independent, through an open of its process's own (comm_size 1)")
+
+
 def test_the_fixture_logs_are_there():
-    assert FIXTURE_LOGS == sorted([
-        "hdf5_diagonal_write_bytes_range_dxt.darshan", MPI_TEST, "nonmpi_dxt_anonymized.darshan",
-        "partial_data_dxt.darshan", TREDDY])
+    assert sorted(p.name for p in LOCAL.glob("*.darshan")) == sorted(
+        LOCAL_DXT_LOGS + ["excluded.darshan", "rank0_writer_stdio.darshan"])
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent: the public sample Darshan logs are not here")
+    assert sorted(p.name for p in SHARED.glob("*.darshan")) == SHARED_LOGS
 
 
-@pytest.mark.parametrize("name", FIXTURE_LOGS + WHEEL_DXT_LOGS)
+@pytest.mark.parametrize("name", SHARED_LOGS + WHEEL_DXT_LOGS + LOCAL_DXT_LOGS)
 def test_every_dxt_log_gives_a_well_formed_ops(name):
     ops = ops_of(name)
     t = ops.table
@@ -62,14 +80,19 @@ def test_every_dxt_log_gives_a_well_formed_ops(name):
     for c in ("routine", "pointer", "nonblocking"):
         assert t[c].null_count == t.num_rows, c
     # collective: from the MPI-IO counters of DXT_MPIIO's files, which in these logs
-    # count independent reads and writes only (mpi-io-test, IOR's defaults)
+    # count independent reads and writes only (mpi-io-test, IOR's defaults), but for
+    # ior_mpiio_e's, collective only (IOR's -c)
     coll = r["collective"]
     if ops.source["module"] == "DXT_MPIIO":
-        assert set(coll) == {False}
+        assert set(coll) == ({True} if name == "ior_mpiio_e.darshan" else {False})
         assert any(s.startswith(f"whether an operation was collective, for {len(coll)} of {len(coll)} operations")
                    for s in ops.source["inferred"])
     else:
-        assert set(coll) == {None} and "whether an operation was collective" in ops.source["unavailable"]
+        # the DXT_POSIX logs here have no MPI-IO record: POSIX programs, whose calls
+        # are each independent, through an open of the process's own
+        assert set(coll) == {False} and set(r["comm_size"]) == {1}
+        assert OWN_POSIX in ops.source["inferred"]
+        assert not any("collective" in s for s in ops.source["unavailable"])
     assert set(r["lclock"]) == {-1}
     assert ops.final_lclock is None
     # sorted by rank, then start time
@@ -224,12 +247,11 @@ def test_hdf5_diagonal_one_file_per_rank():
         assert {o["path"].rsplit("/", 1)[1] for o in h5} == {f"test_{rank}.h5"}
         assert [(o["write"], o["offset"], o["bytes"]) for o in h5] == \
             [(True, 0, 96), (True, 2048, 10 * (rank + 1)), (True, 0, 1400), (True, 0, 96)]
-        assert {o["comm_size"] for o in h5} == {1}          # one rank each: inferred
         pyc = [o for o in ops_r if o["path"].endswith(".pyc")]
         assert len(pyc) == 40 and not any(o["write"] for o in pyc)
-        assert {o["comm_size"] for o in pyc} == {-1}        # read by all 10 ranks
-    assert "comm_size 1 for 10 file(s) accessed by exactly one rank (Darshan does not record " \
-           "communicators)" in ops.source["inferred"]
+        # no MPI-IO: each rank opened every file through POSIX, on its own
+        assert {o["comm_size"] for o in h5 + pyc} == {1}
+    assert OWN_POSIX in ops.source["inferred"]
 
 
 def test_one_rank_on_a_collectively_opened_file_is_not_comm_size_1():
@@ -248,17 +270,67 @@ def test_log_with_empty_exe_is_named_after_the_log():
     assert "the command line (the log's is empty)" in ops.source["unavailable"]
 
 
-def test_log_without_dxt_says_how_to_enable_it():
-    # no fixture log lacks DXT; the wheel's sample-goodost.darshan (IOR on 48 ranks) does
-    path = Path(darshan.log_utils.get_log_path("sample-goodost.darshan"))
+def refusal(path):
+    """What ops_from_darshan says of a log it refuses, after the file and the words every
+    such message starts with."""
     with pytest.raises(DarshanInputError) as e:
         ops_from_darshan(path)
-    msg = str(e.value)
     assert isinstance(e.value, ValueError)
-    assert msg.startswith(f"{path}: this Darshan log has no DXT trace "
-                          f"(its modules: POSIX, LUSTRE, STDIO)")
+    head = f"{path}: no I/O model can be made from this Darshan log: "
+    assert str(e.value).startswith(head)
+    return str(e.value)[len(head):]
+
+
+def test_log_without_dxt_says_how_to_enable_it():
+    # no fixture log lacks DXT; the wheel's sample-goodost.darshan (IOR on 48 ranks, a file
+    # each: 48 POSIX records) does
+    msg = refusal(Path(darshan.log_utils.get_log_path("sample-goodost.darshan")))
+    assert msg.startswith("it holds POSIX counters (48 files) but no DXT trace of the operations, "
+                          "which the model needs. Darshan traces individual operations only with "
+                          "DXT enabled")
     assert "export DXT_ENABLE_IO_TRACE=1" in msg
     assert "DARSHAN_CONFIG_PATH" in msg and "MOD_ENABLE DXT_POSIX,DXT_MPIIO" in msg
+
+
+DXT_ONLY_POSIX_MPIIO = ("and Darshan's DXT traces the operations of POSIX and MPI-IO only: the other "
+                        "modules keep per-file counters, not the operations an I/O model is made of "
+                        "(`iomodel trace` records stdio calls)")
+
+
+def test_a_stdio_log_says_what_it_holds_and_why_no_model():
+    """rank0_writer through stdio on 4 ranks, DXT on: rank 0 writes 3 files of a
+    64 B header and 1000 doubles from each of 4 ranks (32064 B each, 96192 B in
+    all), then reads the last back (32064 B).  Darshan's STDIO module counts
+    them; DXT traces none (it traces POSIX and MPI-IO only), so the log has no
+    DXT module, and DXT was on: the message must not say to turn it on."""
+    assert refusal(log_path("rank0_writer_stdio.darshan")) == (
+        f"it holds only STDIO records (3 files: 96192 bytes written, 32064 bytes read), "
+        f"{DXT_ONLY_POSIX_MPIIO}")
+    # the wheel's noposix.darshan: Darshan's POSIX module off; STDIO (2 records, reduced
+    # over its 512 ranks) and Lustre's layout of 519 files
+    assert refusal(Path(darshan.log_utils.get_log_path("noposix.darshan"))) == (
+        f"it holds only LUSTRE records (519 files) and STDIO records (2 files: 29562779 bytes "
+        f"written, 1812408359 bytes read), {DXT_ONLY_POSIX_MPIIO}")
+
+
+def test_a_log_without_any_record_says_so():
+    """ior_cmd on 2 ranks with its folder in DARSHAN_EXCLUDE_DIRS: Darshan
+    followed no file, the log has no module at all."""
+    assert refusal(log_path("excluded.darshan")) == (
+        "it holds no record of any file (the run read and wrote no file Darshan follows: it leaves "
+        "out /etc, /dev, /usr, /proc, /sys and the like, and the directories DARSHAN_EXCLUDE_DIRS "
+        "names)")
+
+
+@pytest.mark.parametrize("name", ["rank0_writer_stdio.darshan", "excluded.darshan"])
+def test_analyze_refuses_a_log_without_dxt_in_one_line(tmp_path, name):
+    out = tmp_path / "m.json"
+    proc = subprocess.run([sys.executable, "-m", "iomodel", "analyze", str(log_path(name)), "-o",
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "" and not out.exists()
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"iomodel: error: {log_path(name)}: no I/O model can be made "
+                                  f"from this Darshan log: it holds ")
 
 
 def test_not_a_darshan_log(tmp_path):
@@ -387,3 +459,108 @@ def test_collective_from_the_counters_and_the_calls_overlaps():
     # independent only, or collective only: from the counters
     assert _collective({(7, -1): counts(0, 17)}, s).tolist() == [0] * 17
     assert _collective({(7, -1): counts(17, 0)}, s).tolist() == [1] * 17
+
+
+# ------------------------------------------------------------- syncs, from the counters
+
+def model_of(name):
+    from iomodel.analyzer import analyze
+    return analyze(log_path(name))
+
+
+def ior_lines(model, tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    proc = subprocess.run([sys.executable, "-m", "iomodel", "ior", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [line for line in proc.stdout.splitlines() if line.startswith("mpirun")]
+
+
+AFTER = "and its writes are that one phase; the syncs are taken as after them (the log does not say when)"
+
+
+@pytest.mark.parametrize("name,np_,how,ior", [
+    # ior_cmd -a POSIX -e on 4 ranks, one shared file: Darshan reduced its POSIX record over
+    # the 4 ranks, POSIX_FSYNCS 4 (one fsync a rank, after its 8 writes of 4 KiB)
+    ("ior_posix_shared_e.darshan", 4,
+     "4 fsync or fdatasync calls on /tmp/iomodel-darshan/ior_posix_shared_e/ior.dat in one record "
+     "Darshan summed over its 4 writing processes, taken as one at least by each",
+     "mpirun -np 4 ior -a POSIX -s 2 -b 16384 -t 4096 -w -e -o ./iomodel.ior_cmd.1"),
+    # the same with -F: a record per rank, POSIX_FSYNCS 1 in each; each rank's 2 segments
+    # of 16 KiB are contiguous in its file: one block of 32 KiB
+    ("ior_posix_fpp_e.darshan", 4,
+     "fsync or fdatasync calls on /tmp/iomodel-darshan/ior_posix_fpp_e/ior.dat.{rank} by each of "
+     "the 4 processes that wrote it (4 in all)",
+     "mpirun -np 4 ior -a POSIX -s 1 -b 32768 -t 4096 -F -w -e -o ./iomodel.ior_cmd.1"),
+    # posix_fpp on 2 ranks: each pwrites a 32 B header and 9 arrays (38032 B) to its file,
+    # fsyncs it, and reads the arrays back
+    ("posix_fpp.darshan", 2,
+     "fsync or fdatasync calls on /tmp/iomodel-darshan/posix_fpp/ckpt.{rank}.dat by each of the 2 "
+     "processes that wrote it (2 in all)",
+     "mpirun -np 2 ior -a POSIX -s 1 -b 38032 -t 38032 -F -w -e -o ./iomodel.posix_fpp.1"),
+    # ior_cmd -a MPIIO -c -e on 2 ranks: one MPI_File_sync a rank, MPIIO_SYNCS 2 in the
+    # reduced MPI-IO record (the offsets, -1 in DXT_MPIIO under Open MPI, from DXT_POSIX)
+    ("ior_mpiio_e.darshan", 2,
+     "2 MPI_File_sync calls on /tmp/iomodel-darshan/ior_mpiio_e/ior.dat in one record Darshan "
+     "summed over its 2 writing processes, taken as one at least by each",
+     "mpirun -np 2 ior -a MPIIO -s 2 -b 16384 -t 4096 -c -w -e -o ./iomodel.ior_cmd.1"),
+])
+def test_a_write_phase_synced_by_every_writer_is_synced(tmp_path, name, np_, how, ior):
+    """Each run writes then syncs once per rank, then reads back: two phases, the
+    write synced (IOR's -e), the read not; the note says what it rests on."""
+    m = model_of(name)
+    assert [(p["operation"], p["np"], p.get("synced")) for p in m["phases"]] == \
+        [("write", np_, True), ("read", np_, None)]
+    assert f"phase 1 synced (IOR's -e): Darshan's counters show {how}, {AFTER}" in \
+        m["source"]["inferred"]
+    assert not any("synced" in s for s in m["source"]["unavailable"])
+    lines = ior_lines(m, tmp_path)
+    assert lines[0] == ior and not any(" -e " in line for line in lines[1:])
+
+
+def test_syncs_of_a_file_written_in_several_phases_are_not_guessed(tmp_path):
+    """ior_cmd -a POSIX -e -i 2 on 2 ranks: write, sync, read, twice, on one file:
+    4 phases, POSIX_FSYNCS 4 in the reduced record.  Which write phase each sync
+    followed is not in the log (a trace tells: both), so neither is marked, and
+    the model says why."""
+    m = model_of("ior_posix_i2_e.darshan")
+    assert [(p["operation"], p["weight"], p.get("synced")) for p in m["phases"]] == \
+        [(op, 2 * 4 * 4096, None) for op in ("write", "read", "write", "read")]
+    assert m["source"]["unavailable"][-1] == (
+        "which of the 2 write phases of /tmp/iomodel-darshan/ior_posix_i2_e/ior.dat (phases 1, 3) "
+        "were synced: Darshan counts 4 fsync or fdatasync calls on it, not when they came; none is "
+        "marked synced (IOR's -e)")
+    assert not any(" -e " in line for line in ior_lines(m, tmp_path))
+
+
+def test_a_log_without_syncs_marks_none():
+    # rank0_writer posix: rank 0 writes 3 files and closes them, no sync
+    m = model_of("rank0_writer_posix.darshan")
+    assert [p.get("synced") for p in m["phases"]] == [None, None]
+    assert not any("sync" in s for s in m["source"]["inferred"] + m["source"]["unavailable"])
+
+
+def test_a_phase_some_writers_did_not_sync_is_not_synced():
+    """mark_synced on its own: one write phase of 2 processes (ranks 0 and 1) on
+    a file per process; per-rank records where rank 1 made no sync, then a
+    reduced record with fewer calls than writers: not every process synced."""
+    from iomodel.analyzer.darshan import mark_synced
+    files = [{"id": 0, "name": "out.{rank}", "paths": ["out.0", "out.1"]}]
+
+    def phases():
+        return [{"id": 1, "file": 0, "operation": "write"}, {"id": 2, "file": 0, "operation": "read"}]
+    per_rank = {"out.0": {"syncs": 1, "writers": 1, "reduced": False, "every": True},
+                "out.1": {"syncs": 0, "writers": 1, "reduced": False, "every": False}}
+    ph = phases()
+    assert mark_synced(ph, files, per_rank, "DXT_POSIX") == (
+        ["phase 1 not synced: Darshan counts 1 fsync or fdatasync calls on out.{rank}, but not by "
+         "every process that wrote it"], [])
+    assert "synced" not in ph[0]
+    shared = [{"id": 0, "name": "out", "paths": ["out"]}]
+    reduced = {"out": {"syncs": 1, "writers": 2, "reduced": True, "every": False}}
+    ph = phases()
+    assert mark_synced(ph, shared, reduced, "DXT_MPIIO") == (
+        ["phase 1 not synced: Darshan counts 1 MPI_File_sync calls on out, but not by every "
+         "process that wrote it"], [])
+    assert "synced" not in ph[0]
