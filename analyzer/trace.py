@@ -35,6 +35,8 @@ POSIX_READS = {"read", "__read_chk", "pread", "pread64", "__pread_chk", "__pread
 POSIX_WRITES = {"write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev64"}
 STDIO_READS, STDIO_WRITES = {"fread", "__fread_chk"}, {"fwrite"}
 UNDER_MPI = " under MPI"           # a POSIX call MPI-IO made inside a traced MPI call
+OPENS = {"MPI_File_open", "open", "open64", "__open_2", "__open64_2", "openat", "openat64", "creat",
+         "creat64", "fopen", "fopen64", "fdopen"}
 
 
 def interface(name):

@@ -180,11 +180,16 @@ def _what_was_seen(path):
                 "did not record)")
     from iomodel.analyzer import Trace
     from iomodel.analyzer.summary import summarize
+    from iomodel.analyzer.trace import OPENS
     calls = summarize(Trace(path))["events"]
     seen = ", ".join(f"{n} x{c}" for n, c in sorted(calls.items())) or "no call at all"
-    return (f"the trace holds only {seen}: the application's I/O went through calls the tracer "
-            "does not follow, or to files it leaves out (docs/commands/trace.md, \"What is "
-            "recorded\")")
+    opened = any(n in OPENS for n in calls)
+    return (f"the trace holds only {seen}: "
+            + ("files were opened, but none was read or written" if opened else
+               "no file was opened, read or written")
+            + " through the calls the tracer follows (MPI-IO, POSIX, stdio); if the application "
+            "does file I/O, it went through calls the tracer does not follow, or to files it leaves "
+            "out (docs/commands/trace.md, \"What is recorded\")")
 
 
 def _load(path, phases=False):
@@ -292,9 +297,13 @@ def cmd_plot(args):
             ops = load_ops(src["path"])
             for note in (ops.source.get("partial") or {}).get("notes", []):
                 print(f"iomodel: warning: {src['path']}: {note}", file=sys.stderr)
-    out = plot(model, args.output, ops=ops, logical=args.logical)
-    print(f"iomodel: {'operations from ' + src['path'] if ops is not None else 'the model phases'}"
-          f" drawn in {out}", file=sys.stderr)
+    drawn = plot(model, args.output, ops=ops, logical=args.logical)
+    what = f"operations from {src['path']}" if ops is not None else "the model phases"
+    if drawn:
+        print(f"iomodel: {what} drawn in {args.output}", file=sys.stderr)
+    else:
+        print(f"iomodel: note: {what}: no operation of known file offset to draw; "
+              f"{args.output} has the empty axes", file=sys.stderr)
     return 0
 
 

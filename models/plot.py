@@ -38,7 +38,8 @@ def trace_points(ops):
 
 def plot(model, out, ops=None, logical=False):
     """Draw to `out` (png, pdf, svg...).  With `ops` (the traced operations),
-    every operation is drawn; otherwise the model's phases are."""
+    every operation is drawn; otherwise the model's phases are.  Returns how
+    many operations were drawn (those of known offset)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -59,15 +60,20 @@ def plot(model, out, ops=None, logical=False):
         sel = known & (write == is_write)
         if sel.any():
             ax.scatter(t[sel], off[sel] / 2**20, s=8, c=color, label=label, alpha=0.7)
+    drawn = int(known.sum())
     name = model["application"]["name"]
     ax.set_title(f"{name}: {model['application']['np']} processes, {len(model['phases'])} phases"
                  + ("" if ops is not None else " (from the model)"))
     ax.set_xlabel("logical time (communication calls)" if logical and ops is not None else "time (s)")
     ax.set_ylabel("file offset (MiB)")
-    ax.legend(title=f"{nranks} ranks")
+    if drawn:
+        ax.legend(title=f"{nranks} ranks")
+    else:                       # an empty legend is matplotlib's warning, not a figure
+        ax.text(0.5, 0.5, "no operation of known file offset", ha="center", va="center",
+                transform=ax.transAxes)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     with atomic_path(out) as tmp:
         fig.savefig(tmp, dpi=110, format=Path(out).suffix[1:] or "png")
     plt.close(fig)
-    return out
+    return drawn

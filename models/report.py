@@ -91,7 +91,7 @@ def phase_rows(model):
             else human(p["weight"]),
             # reread: read back through the open its writes used (docs/model-format.md)
             "access": f"{p['access_mode']}, {f['access_type']}" + (", reread" if rereads(p) else "")
-            + (", metadata" if p.get("metadata") else ""),
+            + (", synced" if p.get("synced") else "") + (", metadata" if p.get("metadata") else ""),
         })
     return rows
 
@@ -141,10 +141,12 @@ def summary(model):
         "name": model["application"]["name"],
         "np": model["application"]["np"],
         "phases": [{
-            "id": p["id"], "file": files[p["file"]]["name"], "np": p["np"],
-            "operation": p["operation"], "routine": p.get("routine"), "rs": p["rs"],
+            "id": p["id"], "file": files[p["file"]]["name"], "np": p["np"], "ranks": p.get("ranks"),
+            "operation": p["operation"], "routine": p.get("routine"), "interface": p.get("interface"),
+            "collective": p.get("collective"), "rs": p["rs"],
             "request_sizes": p["request_sizes"], "rep": p["rep"], "weight": p["weight"],
             "access_mode": p["access_mode"], "access_type": files[p["file"]]["access_type"],
+            "synced": bool(p.get("synced")), "reread": rereads(p), "metadata": bool(p.get("metadata")),
         } for p in model["phases"]],
         "runs": model["runs"],
         "files": [{k: f[k] for k in ("name", "access_type", "access_mode", "role", "size")} for f in files],

@@ -98,6 +98,22 @@ def test_plot_draws_a_png(traced, tmp_path):
     assert proc.returncode == 0 and "the model phases" in proc.stderr
 
 
+def test_plot_of_nothing_says_so_without_matplotlibs_warning(tmp_path):
+    """A model with no operation to draw (its phases taken out): plot writes
+    the empty axes and says so in one line, not matplotlib's "No artists with
+    labels found to put in legend"."""
+    pytest.importorskip("matplotlib")
+    model = json.loads((ROOT / "models" / "examples" / "btio-B-4.json").read_text())
+    model.update(phases=[], runs=[], order=[], weight=0)
+    path, out = tmp_path / "m.json", tmp_path / "empty.png"
+    path.write_text(json.dumps(model))
+    proc = run("plot", path, "-o", out)
+    assert proc.returncode == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert proc.stderr.splitlines() == [
+        f"iomodel: note: the model phases: no operation of known file offset to draw; {out} has the "
+        "empty axes"]
+
+
 def test_a_cluster_without_bandwidth_says_how_to_give_it(tmp_path):
     """A description with no profile and no bandwidth points: predict says what is
     missing and where to put it (a new user's first cluster file)."""

@@ -73,6 +73,14 @@ def test_hacc_like_pwrite_checkpoint(traced, tmp_path):
     assert model["files"][0]["size"] == 2 * 38032 and model["weight"] == 2 * 38032 + 2 * 38000
     # each rank fsyncs its file after the checkpoint: IOR's -e
     assert [p.get("synced") for p in model["phases"]] == [True, None]
+    # show says so, in its table and to scripts, with the interface
+    shown = subprocess.run(IOMODEL + ["show", str(tmp_path / "model.json")], capture_output=True, text=True)
+    rows = [l for l in shown.stdout.splitlines() if l.startswith(("1 ", "2 "))]
+    assert [r.split("  ")[-1].strip() for r in rows] == ["sequential, unique, synced", "sequential, unique"]
+    js = json.loads(subprocess.run(IOMODEL + ["show", str(tmp_path / "model.json"), "--json"],
+                                   capture_output=True, text=True).stdout)
+    assert [(p["interface"], p["synced"], p["collective"], p["ranks"]) for p in js["phases"]] == [
+        ("POSIX", True, False, "0-1"), ("POSIX", False, False, "0-1")]
     base = "mpirun -np 2 ior -a POSIX -s 1"
     assert ior_lines(model, tmp_path) == [
         f"{base} -b 38032 -t 38032 -F -w -e -o ./iomodel.posix_fpp.1",
@@ -347,8 +355,28 @@ def test_a_trace_without_data_access_is_an_error(traced, tmp_path):
     assert proc.returncode == 2 and not out.exists()
     assert proc.stderr.strip().splitlines()[-1] == (
         f"iomodel: error: {run.trace_dir}: no data access to model: the trace holds only MPI_Finalize x2, "
-        "MPI_Init x2: the application's I/O went through calls the tracer does not follow, or to files "
-        "it leaves out (docs/commands/trace.md, \"What is recorded\")")
+        "MPI_Init x2: " + NOTHING_FOLLOWED)
+
+
+NOTHING_FOLLOWED = (
+    "no file was opened, read or written through the calls the tracer follows (MPI-IO, POSIX, "
+    "stdio); if the application does file I/O, it went through calls the tracer does not follow, "
+    "or to files it leaves out (docs/commands/trace.md, \"What is recorded\")")
+
+
+@BOTH_MPIS
+def test_a_program_without_io_is_not_said_to_have_done_some(traced, tmp_path):
+    """no_io: 3 ranks, an Allreduce and rank 0's line on its standard output:
+    nothing to model, and the error says no file was touched through the
+    calls followed, without claiming the application did I/O."""
+    run = traced("no_io", 3, posix=True)
+    assert run.proc.stdout.count("no_io: 3 ranks' sum 3") == 1
+    proc = subprocess.run(IOMODEL + ["analyze", str(run.trace_dir), "-o", str(tmp_path / "m.json")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and not (tmp_path / "m.json").exists()
+    assert proc.stderr.strip().splitlines() == [
+        f"iomodel: error: {run.trace_dir}: no data access to model: the trace holds only MPI_Finalize x3, "
+        "MPI_Init x3: " + NOTHING_FOLLOWED]
 
 
 def test_a_model_without_phases_is_nothing_to_predict(tmp_path):
