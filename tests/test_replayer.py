@@ -1,6 +1,6 @@
 """The built-in replayer (iomodel_replay) and the IOR result parsers.
 
-Parsers: every fixture of real IOR 4.1.0+dev output in ../shared/fixtures/ior/,
+Parsers: every fixture of real IOR 4.1.0+dev output in tests/fixtures/ior/,
 with values read off the files.  Replayer: real runs under mpirun on a temporary
 directory; the access pattern is checked by tracing the replayer with iomodel's
 own tracer and comparing every rank's offsets with IOR's layout formula."""
@@ -17,7 +17,7 @@ from conftest import IOMODEL, mpirun
 from iomodel.replay.results import (MIB, ReplayerNotFound, parse_ior_json, parse_ior_output,
                                     parse_ior_text, replayer_path)
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ior"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ior"
 NP = 4
 KIB = 1024
 
@@ -692,7 +692,7 @@ def test_transfer_time_and_bandwidth_leave_open_and_close_out():
     close); the fixture's first repetition: 32 MiB written in 0.059 s of
     transfers (JSON) and in 0.080713 s (the text output, another run)."""
     from iomodel.replay.results import parse_ior_json, parse_ior_text
-    fx = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ior"
+    fx = FIXTURES
     w, r = parse_ior_json(fx / "a_mpiio_shared_coll.json")
     assert (w["transfer_time_s"], r["transfer_time_s"]) == (0.059, 0.0339)
     assert w["transfer_bandwidth_Bps"] == 32 * 2**20 / 0.059
