@@ -506,3 +506,66 @@ def test_deletes_and_failed_opens_keep_their_file_names(traced):
                   (1, "MPI_Finalize", None, False)]
     info = run("trace-info", run_.trace_dir)
     assert [l.split()[0] for l in info.stdout.split("\n\n")[1].splitlines()[1:]] == sorted([none, scratch])
+
+
+# ------------------------------------------------------------- where -o writes
+
+LOG = ROOT / "tests" / "fixtures" / "darshan" / "ior_posix_shared_e.darshan"
+
+
+def test_an_output_path_that_is_a_directory_or_a_link_to_one_is_refused(tmp_path):
+    """-o naming a directory, or a symbolic link to one: one line, exit 2, the
+    directory and the link as they were (the link was replaced by a file)."""
+    pytest.importorskip("darshan")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "ld").symlink_to("d")
+    for name in ("d", "ld"):
+        refused(run("analyze", LOG, "-o", name, "-q", cwd=tmp_path),
+                f"{name}: is a directory (give a file's name)")
+    assert (tmp_path / "ld").is_symlink() and os.readlink(tmp_path / "ld") == "d"
+    assert os.listdir(tmp_path / "d") == [] and sorted(os.listdir(tmp_path)) == ["d", "ld"]
+
+
+def test_an_output_file_keeps_its_mode_and_a_link_its_target(tmp_path):
+    """A 0600 model file stays 0600 when written again; -o through a symbolic
+    link writes the file it points to, and the link stays a link."""
+    pytest.importorskip("darshan")
+    private = tmp_path / "private.json"
+    private.write_text("old")
+    private.chmod(0o600)
+    assert run("analyze", LOG, "-o", private, "-q").returncode == 0
+    assert (private.stat().st_mode & 0o777, json.loads(private.read_text())["format"]) == (0o600, "iomodel-model")
+    (tmp_path / "real.json").write_text("old")
+    (tmp_path / "link.json").symlink_to("real.json")
+    assert run("analyze", LOG, "-o", tmp_path / "link.json", "-q").returncode == 0
+    assert os.readlink(tmp_path / "link.json") == "real.json"
+    assert json.loads((tmp_path / "real.json").read_text())["format"] == "iomodel-model"
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "private.json", "real.json"]
+
+
+def test_outputs_go_through_devices_and_read_pipes(tmp_path):
+    """A character device (a /dev/null of our own, made with mknod as root) is
+    written through and stays a device; a named pipe a process reads gets the
+    model; one nobody reads is refused at once (not a hang, not a regular file
+    in its place); a block device is refused.  No temporary file is left."""
+    from iomodel.outputs import write_atomic
+    pytest.importorskip("darshan")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    refused(run("analyze", LOG, "-o", fifo, "-q", timeout=30), f"{fifo}: is a named pipe no process reads: not written")
+    assert fifo.is_fifo()
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    time.sleep(0.2)                       # cat has the pipe open for reading
+    assert run("analyze", LOG, "-o", fifo, "-q", timeout=30).returncode == 0
+    assert json.loads(reader.communicate(timeout=30)[0])["format"] == "iomodel-model"
+    assert fifo.is_fifo() and sorted(os.listdir(tmp_path)) == ["fifo"]
+    if os.geteuid() != 0:
+        pytest.skip("making devices needs root")
+    null, blk = tmp_path / "null", tmp_path / "blk"
+    os.mknod(null, 0o666 | 0o020000, os.makedev(1, 3))      # S_IFCHR: the kernel's null device
+    os.mknod(blk, 0o600 | 0o060000, os.makedev(7, 255))     # S_IFBLK: a loop device number
+    assert run("analyze", LOG, "-o", null, "-q").returncode == 0
+    assert null.is_char_device() and null.stat().st_rdev == os.makedev(1, 3)
+    with pytest.raises(OSError, match="is a block device: not written"):
+        write_atomic(blk, "x")
+    assert blk.is_block_device() and sorted(os.listdir(tmp_path)) == ["blk", "fifo", "null"]
