@@ -15,7 +15,7 @@ import numpy as np
 
 from iomodel.models.schema import MAX_NP
 
-from .typemap import check_counts, flatten
+from .typemap import MAX_SIZE, check_counts, check_type, flatten
 from .typenest import nest_of
 
 MAGIC = b"IOMTRACE"
@@ -35,6 +35,7 @@ META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER, META_
 OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")     # ..., datarep length, type ref (version 4; 0: none)
 TYPE_FIXED = struct.Struct("<IIiiiIqqq")       # id, combiner, ni, na, nd, pad, size, lb, extent
+DISPLACEMENT_CURRENT = -54278278               # MPI_DISPLACEMENT_CURRENT (Open MPI's and MPICH's mpi.h)
 END_HOW = {0: "MPI_Finalize", 1: "MPI_Abort", 2: "exit without MPI_Finalize",
            4: "exit (not an MPI program)"}
 END_SIGNAL = 3                           # how = 3 | signal number << 8
@@ -128,6 +129,12 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
     elif mtype == META_VIEW:
         (slot, flags, disp, esize, fsize, flb, fext, nb, rlen, tref) = VIEW_FIXED.unpack_from(body)
         o = VIEW_FIXED.size
+        # MPI_File_set_view: an etype's size is an int and not 0; a displacement is a
+        # byte of the file, or MPI_DISPLACEMENT_CURRENT (the same number in both ABIs)
+        if not 0 < esize < 2 ** 31 or not 0 <= fsize <= MAX_SIZE or \
+                (disp < 0 and disp != DISPLACEMENT_CURRENT):
+            raise ValueError(f"a view of etype size {esize}, filetype size {fsize} and "
+                             f"displacement {disp}, which MPI_File_set_view would not take")
         if 16 * nb + rlen > len(body) - o:
             raise ValueError(f"a view of {nb} blocks in a record of {len(body)} bytes")
         blocks = np.frombuffer(body, dtype="<i8", count=2 * nb, offset=o).reshape(nb, 2)
@@ -157,8 +164,9 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
             raise ValueError(f"type {tid} out of order, or made of a type not described before it")
         ints = np.frombuffer(body, "<i4", ni, o).astype(np.int64)
         check_counts(comb, ints, na, nd)
-        rt.types[tid] = dict(comb=comb, size=size, lb=lb, extent=ext, ints=ints,
-                             addrs=np.frombuffer(body, "<i8", na, o + li).copy(), kids=kids)
+        addrs = np.frombuffer(body, "<i8", na, o + li).copy()
+        check_type(comb, size, ints, addrs, kids, rt.types)
+        rt.types[tid] = dict(comb=comb, size=size, lb=lb, extent=ext, ints=ints, addrs=addrs, kids=kids)
     elif mtype == META_PROGRAM:
         n = min(struct.unpack_from("<I", body)[0], len(body) - 8)
         rt.command = [a.decode("utf-8", "replace") for a in bytes(body[8:8 + n]).split(b"\0")

@@ -38,6 +38,54 @@ def check_counts(comb, ints, na, nd):
                                f"and {nd} types, not {want[0]}, {want[1]} and {want[2]}")
 
 
+MAX_SIZE = 1 << 62            # bytes a type may hold: past this no MPI type describes memory
+UNDEFINED = -32766            # MPI_UNDEFINED: MPI_Type_size of a type past 2 GiB (both ABIs)
+
+
+def check_type(comb, size, ints, addrs, kids, types):
+    """Raise DescriptionError unless a type record describes a type MPI could
+    make: counts and block lengths not negative, a subarray's subsizes and starts
+    within its sizes, and a size that is its children's as its constructor
+    makes it (MPI 4.0, 5.1.2 to 5.1.8): a damaged record is refused, not
+    turned into a view no application had."""
+    if size == UNDEFINED:           # a size MPI_Type_size could not give: the rest is checked
+        size = None
+    elif not 0 <= size <= MAX_SIZE:
+        raise DescriptionError(f"a {COMBINERS[comb]} type of size {size}")
+    if comb == NAMED:
+        return
+    ch = [types[k]["size"] for k in kids]
+    n = int(ints[0]) if len(ints) else 0
+    vals = [int(x) for x in ints]
+    if comb == CONTIGUOUS:
+        want, counts = n * ch[0], [n]
+    elif comb in (VECTOR, HVECTOR):
+        want, counts = vals[0] * vals[1] * ch[0], vals[:2]
+    elif comb in (INDEXED, HINDEXED):
+        want, counts = sum(vals[1:1 + n]) * ch[0], vals[1:1 + n]
+    elif comb in (INDEXED_BLOCK, HINDEXED_BLOCK):
+        want, counts = n * vals[1] * ch[0], vals[:2]
+    elif comb == STRUCT:
+        want, counts = sum(b * c for b, c in zip(vals[1:1 + n], ch)), vals[1:1 + n]
+    elif comb == SUBARRAY:
+        sizes, subs, starts = vals[1:1 + n], vals[1 + n:1 + 2 * n], vals[1 + 2 * n:1 + 3 * n]
+        if n < 1 or vals[1 + 3 * n] not in (0, 1) or any(
+                not (sz >= 1 and 0 <= sb <= sz and 0 <= st <= sz - sb) for sz, sb, st in zip(sizes, subs, starts)):
+            raise DescriptionError(f"a subarray of sizes {sizes}, subsizes {subs} and starts {starts} "
+                                   f"(order {vals[1 + 3 * n] if len(vals) > 3 * n + 1 else '?'}), "
+                                   "which MPI would not make")
+        want, counts = ch[0], []
+        for sb in subs:
+            want *= sb
+    else:                                   # DUP, RESIZED
+        want, counts = ch[0], []
+    if any(c < 0 for c in counts):
+        raise DescriptionError(f"a {COMBINERS[comb]} type with a negative count or block length ({counts})")
+    if size is not None and UNDEFINED not in ch and size != want:
+        raise DescriptionError(f"a {COMBINERS[comb]} type of size {size}, where its constructor makes "
+                               f"{want} from its parts")
+
+
 def merge(off, ln):
     """Blocks in order: empty ones dropped, each run of adjacent ones one block."""
     keep = ln > 0

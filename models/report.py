@@ -3,6 +3,7 @@ and the metadata (its section III-A-1), or a JSON summary for scripts."""
 import os
 
 from iomodel.models import rereads
+from iomodel.outputs import comment_text
 
 
 def human(n):
@@ -131,7 +132,9 @@ def text(model):
     out.append("  ".join(c.ljust(width[c]) for c in cols))
     for r in rows:
         out.append("  ".join(r[c].ljust(width[c]) for c in cols))
-    return "\n".join(line.rstrip() for line in out)
+    # a model's strings (names, paths, the command, notes) may hold newlines and
+    # terminal escapes: each line is printed as one line of printable text
+    return "\n".join(comment_text(line).rstrip() for line in out)
 
 
 def summary(model):

@@ -300,6 +300,7 @@ def validate(model):
         if "rs_groups" not in p and p["weight"] != p["np"] * p["rs"] * p["rep"]:
             raise ModelError(f"{w}.weight: {p['weight']} is not np * rs * rep = "
                              f"{p['np'] * p['rs'] * p['rep']}")
+        _check_sizes(p, w)
         if "reread_bytes" in p and (p["operation"] != "read" or p["reread_bytes"] > p["weight"]):
             raise ModelError(f"{w}.reread_bytes: only a read phase rereads, at most its weight "
                              f"({p['weight']}), got {p['reread_bytes']} in a {p['operation']} phase")
@@ -323,6 +324,35 @@ def validate(model):
     if not edges and sum(p["np"] for p in model["phases"]) > _covered(p["ranks"] for p in model["phases"]):
         raise ModelError("order: empty, but some process takes part in two phases")
     return model
+
+
+def _check_sizes(p, w):
+    """A phase's sizes agree: rs is its request sizes' sum (each group's, where
+    processes move different amounts: then rs_min and rs_max are the groups'
+    least and most, the groups split the phase's ranks and the weight is their
+    exact sum); rs_min <= rs <= rs_max."""
+    groups = p.get("rs_groups")
+    if groups is None:
+        if p["rs"] != sum(p["request_sizes"]):
+            raise ModelError(f"{w}.rs: {p['rs']}, but its request sizes add up to {sum(p['request_sizes'])}")
+        sizes = [p["rs"]]
+    else:
+        for j, g in enumerate(groups):
+            if g["rs"] != sum(g["request_sizes"]):
+                raise ModelError(f"{w}.rs_groups[{j}].rs: {g['rs']}, but its request sizes add up to "
+                                 f"{sum(g['request_sizes'])}")
+        counts = [count_ranks(g["ranks"]) for g in groups]
+        if None in counts or sum(c for c, _ in counts) != p["np"] or \
+                _covered([g["ranks"] for g in groups] + [p["ranks"]]) != p["np"]:
+            raise ModelError(f"{w}.rs_groups: their ranks are not the phase's ({p['ranks']}), each once")
+        total = sum(c * g["rs"] * p["rep"] for (c, _), g in zip(counts, groups))
+        if p["weight"] != total:
+            raise ModelError(f"{w}.weight: {p['weight']}, but its groups of ranks move {total}")
+        sizes = [g["rs"] for g in groups]
+    lo, hi = p.get("rs_min", min(sizes)), p.get("rs_max", max(sizes))
+    if (lo, hi) != (min(sizes), max(sizes)) or not lo <= p["rs"] <= hi:
+        raise ModelError(f"{w}.rs_min, rs_max: {lo} and {hi}, but the phase's sizes are {min(sizes)} to "
+                         f"{max(sizes)}, rs {p['rs']}")
 
 
 _RANGES = re.compile(r"(\d+)(?:-(\d+))?")

@@ -229,6 +229,33 @@ def _view_of_a_type_not_there(header, chunks):
     struct.pack_into("<I", payload, pos + 16 + 60, 99)          # type ref: type 98
 
 
+def _subarray_int(i, value):
+    """Edit integer i of btio_like's subarray record: at 2 ranks rank 1's is
+    [3, sizes 8 8 8, subsizes 4 8 8, starts 4 0 0, order 0] (dims 2 x 1 x 1)."""
+    def edit(header, chunks):
+        payload, pos = _meta_record(chunks, 8, combiner=10)
+        struct.pack_into("<i", payload, pos + 16 + 48 + 4 * i, value)
+    return edit
+
+
+def _subarray_size(value):
+    def edit(header, chunks):                                   # the type record's size field
+        payload, pos = _meta_record(chunks, 8, combiner=10)
+        struct.pack_into("<q", payload, pos + 16 + 24, value)
+    return edit
+
+
+def _view_field(at, value):
+    def edit(header, chunks):                                   # etype size at 16, displacement at 8
+        payload, pos = _meta_record(chunks, 3)
+        struct.pack_into("<q", payload, pos + 16 + at, value)
+    return edit
+
+
+SUBARRAY_BAD = "corrupt metadata record (type 8): a subarray of sizes [8, 8, 8], subsizes "
+VIEW_BAD = "corrupt metadata record (type 3): a view of etype size "
+
+
 def _huge_nranks(header, chunks):
     struct.pack_into("<i", header, 20, 2 ** 31 - 1)    # the header's number of ranks
 
@@ -245,6 +272,19 @@ def _huge_nranks(header, chunks):
                                       "integers, 0 addresses and 1 types, not 14, 0 and 1"),
     (_view_of_a_type_not_there, 1, "corrupt metadata record (type 3): a view of type 98, which no "
                                    "type record before it describes"),
+    # impossible descriptions: rank 1's subarray of 4 x 8 x 8 cells of 40 B (10240 B) at row 4
+    (_subarray_int(7, -1), 1, SUBARRAY_BAD + "[4, 8, 8] and starts [-1, 0, 0] (order 0), which MPI would not make"),
+    (_subarray_int(4, 9), 1, SUBARRAY_BAD + "[9, 8, 8] and starts [4, 0, 0] (order 0), which MPI would not make"),
+    (_subarray_int(10, 2), 1, SUBARRAY_BAD + "[4, 8, 8] and starts [4, 0, 0] (order 2), which MPI would not make"),
+    (_subarray_size(-8), 1, "corrupt metadata record (type 8): a subarray type of size -8"),
+    (_subarray_size(10000), 1, "corrupt metadata record (type 8): a subarray type of size 10000, where its "
+                               "constructor makes 10240 from its parts"),
+    (_view_field(16, 0), 1, VIEW_BAD + "0, filetype size 10240 and displacement 0, which MPI_File_set_view "
+                                       "would not take"),
+    (_view_field(16, 2 ** 40), 1, VIEW_BAD + "1099511627776, filetype size 10240 and displacement 0, which "
+                                             "MPI_File_set_view would not take"),
+    (_view_field(8, -1), 1, VIEW_BAD + "40, filetype size 10240 and displacement -1, which MPI_File_set_view "
+                                       "would not take"),
 ])
 def test_damage_that_the_checksums_cannot_see(traced, tmp_path, edit, rank, problem):
     """A rank file edited with every chunk's checksum recomputed: trace-info and
@@ -476,6 +516,17 @@ def test_trace_info_of_a_rank_not_there(traced):
     (lambda m: m.update(order=[]), "order: empty, but some process takes part in two phases"),
     (lambda m: m["phases"][2].update(colective=True), "phases[2].colective: unknown field (did you mean 'collective'?)"),
     (lambda m: m["application"].update(np=10 ** 30), "application.np: expected an integer from 1 to 16777216, got an integer of 31 digits"),
+    # sizes that disagree (btio-B-4's first phase: one request of 10612080 B a process)
+    (lambda m: m["phases"][0].update(request_sizes=[10612000]),
+     "phases[0].rs: 10612080, but its request sizes add up to 10612000"),
+    (lambda m: m["phases"][0].update(rs_max=10),
+     "phases[0].rs_min, rs_max: 10612080 and 10, but the phase's sizes are 10612080 to 10612080, rs 10612080"),
+    (lambda m: m["phases"][0].update(rs_groups=[{"ranks": "0-1", "rs": 10612080, "request_sizes": [10612080]},
+                                                {"ranks": "2", "rs": 10612080, "request_sizes": [10612080]}]),
+     "phases[0].rs_groups: their ranks are not the phase's (0-3), each once"),
+    (lambda m: m["phases"][0].update(rs_groups=[{"ranks": "0-1", "rs": 10612080, "request_sizes": [10612080]},
+                                                {"ranks": "2-3", "rs": 8, "request_sizes": [8]}]),
+     "phases[0].weight: 42448320, but its groups of ranks move 21224176"),
 ])
 def test_the_model_validator_refuses(tmp_path, edit, message):
     m = json.loads(MODEL.read_text())
@@ -483,6 +534,24 @@ def test_the_model_validator_refuses(tmp_path, edit, message):
     bad = tmp_path / "m.json"
     bad.write_text(json.dumps(m))
     refused(run("show", bad), f"{bad}: {message}")
+
+
+def test_show_prints_a_models_strings_as_one_line_of_text(tmp_path):
+    """A model whose name, command and file name hold a newline, a carriage
+    return and terminal escapes (ESC [2J clears the screen, ESC ]0; sets the
+    title): show prints them as spaces, each line of the table one line."""
+    m = json.loads(MODEL.read_text())
+    m["application"]["name"] = "bt\nphase 99 forged"
+    m["application"]["command"] = ["./bt", "\x1b[2J\x1b]0;owned\x07"]
+    m["files"][0]["name"] = "/data/btio.out\rx"
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(m))
+    proc = run("show", bad)
+    assert proc.returncode == 0 and "\x1b" not in proc.stdout and "\r" not in proc.stdout and "\x07" not in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "application   bt phase 99 forged: 4 processes"
+    assert lines[1] == "command       ./bt  [2J ]0;owned"
+    assert any(line.startswith("file 0        /data/btio.out x: ") for line in lines)
 
 
 def test_a_model_with_a_key_twice_is_refused(tmp_path):
