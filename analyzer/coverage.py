@@ -25,6 +25,7 @@ class Coverage:
         self.events, self.stopped, self.end, self.nranks = {}, {}, {}, set()
         self.damaged = set()
         self.lost = {}
+        self.inexact = {}       # rank -> its accesses through views not decoded exactly
 
     def add(self, r, damaged=False):
         """A rank's trace; damaged: read up to damage, which its reader reports."""
@@ -46,6 +47,18 @@ class Coverage:
         self.nranks |= other.nranks
         self.damaged |= other.damaged
         self.lost.update(other.lost)
+        self.inexact.update(other.inexact)
+
+    def approximations(self):
+        """Sentences for what the model takes as approximate: accesses through
+        views whose filetype could not be flattened."""
+        if not self.inexact:
+            return []
+        ranks = sorted(self.inexact)
+        return [f"{sum(self.inexact.values())} accesses of rank{'s' * (len(ranks) > 1)} "
+                f"{format_ranks(ranks)} went through file views whose filetype was not flattened (more "
+                "pieces than the analyzer holds at once, typemap.MAX_BLOCKS, or not enough memory): "
+                "they are taken as contiguous ranges from their first byte"]
 
     def partial(self):
         """None for a whole trace; else {missing_ranks, empty_ranks,

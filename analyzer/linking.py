@@ -121,7 +121,10 @@ def resolve_rank(l, need=None, direct=True):
             v = r.views[k]
             disp, extent = v["disp"], v["filetype_extent"]
             nest = v["nest"] if direct and "type_id" in v else None
-            if nest is None:
+            if nest is None and "type_id" in v:     # as much of the filetype as the accesses need
+                blocks, capped, undecoded = v.blocks_upto(_data_needed(l, sel, v["filetype_size"]))
+                exact = not (capped or undecoded)
+            elif nest is None:
                 blocks = v["blocks"]
                 exact = not (v["capped"] or v["undecoded"])
         resolved[sel] = exact
@@ -137,7 +140,8 @@ def resolve_rank(l, need=None, direct=True):
             keep = sel[l.nbytes[sel] > 0]  # contiguous (approximated when not exact)
             flat.append((keep, disp + l.start[keep], l.nbytes[keep]))
         else:
-            j, o, ln = map_through_view(l.start[sel], l.nbytes[sel], disp, blocks, extent)
+            j, o, ln = map_through_view(l.start[sel], l.nbytes[sel], disp, blocks, extent,
+                                        v["filetype_size"])
             flat.append((sel[j], o, ln))
     w, o, ln = _by_event(flat)
     if len(w):
@@ -149,6 +153,17 @@ def resolve_rank(l, need=None, direct=True):
     if nested:
         w, o, ln = _by_event(flat + nested)
     return abs_off, abs_end, resolved, pieces, (w, o, ln)
+
+
+def _data_needed(l, sel, size):
+    """The data bytes of one tile of a view's filetype its accesses `sel` reach
+    (the filetype's size where one crosses a tile's end): the most of its
+    blocks they need."""
+    if size <= 0:
+        return None
+    s = l.start[sel]
+    end = s + np.maximum(l.nbytes[sel], 1) - (s // size) * size
+    return int(min(size, end.max())) if len(end) else 1
 
 
 def _by_event(parts):

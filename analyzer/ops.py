@@ -373,7 +373,8 @@ class RanksRead:
 
     def ops(self, path, name=None, command=None):
         ranks = sorted(self.ranks, key=lambda r: r.rank)
-        source = {"kind": "trace", "path": str(path), "unavailable": [], "inferred": []}
+        source = {"kind": "trace", "path": str(path), "unavailable": [],
+                  "inferred": self.coverage.approximations()}
         partial = self.coverage.partial()
         if partial:
             source["partial"] = partial
@@ -390,7 +391,7 @@ def read_ranks(rank_traces):
     from .coverage import Coverage
     from .linking import link_rank, resolve_rank
     from .reread import reread_mask
-    from .tracefile import F_ERROR, buffer_offsets
+    from .tracefile import F_ERROR, F_NOPOS, buffer_offsets
     out = RanksRead(coverage=Coverage())
     routines, paths, ranks, ordered = out.routines, out.paths, out.ranks, out.ordered
     rindex, pindex = {}, {}
@@ -412,6 +413,10 @@ def read_ranks(rank_traces):
         ev = r.events
         keep = l.data & ((ev["flags"] & F_ERROR) == 0) & (l.open_idx >= 0)
         sel = np.flatnonzero(keep)
+        inexact = int(np.count_nonzero(keep & (l.view_idx >= 0) & ~resolved & (l.nbytes > 0) &
+                                       ((ev["flags"] & F_NOPOS) == 0)))
+        if inexact:
+            out.coverage.inexact[r.rank] = inexact
         for o in r.opens:
             if o["path"] not in pindex:
                 pindex[o["path"]] = len(paths)

@@ -78,6 +78,15 @@ def routine_traits(name):
                 split=data and name.endswith("_begin"), interface="MPI-IO")
 
 
+def _lists(arrays):
+    """One Arrow list of int64 a numpy array, without a Python int an element."""
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays], dtype=np.int64)])
+    values = pa.array(np.concatenate(arrays) if arrays else np.zeros(0, np.int64), pa.int64())
+    if offsets[-1] < 2 ** 31:
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
+    return pa.LargeListArray.from_arrays(pa.array(offsets), values)
+
+
 # The events table's columns before their Arrow types (`Trace._tables`): each
 # holds what the rank files and the linking give, in the type it is stored in.
 EVENT_COLUMNS = {"rank": np.int32, "seq": np.int64, "routine": np.int32, "open_id": np.int64,
@@ -267,8 +276,9 @@ class Trace:
             "filetype_size": pa.array([v["filetype_size"] for v in vrows], pa.int64()),
             "filetype_extent": pa.array([v["filetype_extent"] for v in vrows], pa.int64()),
             "blocks": pa.array([len(v["blocks"]) for v in vrows], pa.int64()),
-            "block_offsets": [v["blocks"][:, 0].tolist() for v in vrows],
-            "block_lengths": [v["blocks"][:, 1].tolist() for v in vrows],
+            # lists straight from the blocks' arrays (no Python int a block)
+            "block_offsets": _lists([v["blocks"][:, 0] for v in vrows]),
+            "block_lengths": _lists([v["blocks"][:, 1] for v in vrows]),
             "capped": [v["capped"] for v in vrows],
             "undecoded": [v["undecoded"] for v in vrows],
             # the filetype's description in the trace (its type records), null: stored as pieces

@@ -204,16 +204,23 @@ class DescribedView(dict):
             return self["nest"]
         if key not in ("blocks", "capped"):
             raise KeyError(key)
-        try:
-            blocks, capped = flatten(self._types, self["type_id"], self._memo)
-        except (ValueError, IndexError, MemoryError):
-            # the records' counts were checked when read; what is left (a subarray's
-            # sizes that disagree, no memory) is not decoded: mapped as contiguous and
-            # not counted as resolved, as a darray
-            blocks, capped = np.zeros((0, 2), np.int64), False
-            self["undecoded"] = True
-        self.update(blocks=blocks, capped=capped)
+        blocks, capped, undecoded = self.blocks_upto(None)
+        self.update(blocks=blocks, capped=capped, undecoded=undecoded)
         return self[key]
+
+    def blocks_upto(self, limit):
+        """(blocks, capped, undecoded): the filetype's blocks that hold its first
+        `limit` data bytes (None: all of them; analyzer/typemap.py), as much as
+        the accesses through the view need."""
+        if "blocks" in self and (limit is None or not self["capped"]):
+            return self["blocks"], self["capped"], self["undecoded"]
+        try:
+            blocks, capped = flatten(self._types, self["type_id"], self._memo, limit)
+            return blocks, capped, self["undecoded"]
+        except (ValueError, IndexError, MemoryError):
+            # the records were checked when read; what is left (no memory) is not
+            # decoded: mapped as contiguous and not counted as resolved, as a darray
+            return np.zeros((0, 2), np.int64), False, True
 
 
 class Columns(dict):

@@ -6,6 +6,8 @@ first time a view's pieces are needed, as the tracer's own flattening does
 dropped, adjacent ones merged, a type whose lower bound is 0 and extent its
 size one block.
 """
+from contextvars import ContextVar
+
 import numpy as np
 
 # the trace's combiner codes (tracer/runtime.h, IOM_T_*)
@@ -16,6 +18,8 @@ COMBINERS = ("named", "dup", "contiguous", "vector", "hvector", "indexed", "hind
 # pieces a view may flatten to (128 MiB of int64 pairs); beyond, none are kept and the view
 # is marked capped (mapped as contiguous, as any view not decoded exactly)
 MAX_BLOCKS = 1 << 23
+# what the flattening under way may still make: MAX_BLOCKS, or less of a rank's budget (flatten)
+_CAP = ContextVar("blocks_cap", default=MAX_BLOCKS)
 
 
 class DescriptionError(ValueError):
@@ -99,7 +103,7 @@ def merge(off, ln):
 def repeat(child, bases):
     """The child's blocks at each of `bases` in turn (type-map order)."""
     off, ln = child
-    if len(bases) * len(off) > MAX_BLOCKS:
+    if len(bases) * len(off) > _CAP.get():
         raise OverflowError
     if len(off) == 1 and off[0] == 0 and len(bases) > 1 and np.all(np.diff(bases) == ln[0]):
         return np.array([bases[0]], np.int64), np.array([ln[0] * len(bases)], np.int64)
@@ -108,8 +112,8 @@ def repeat(child, bases):
 
 
 def arange(n):
-    """0 .. n-1, refused past MAX_BLOCKS before anything is allocated."""
-    if n > MAX_BLOCKS:
+    """0 .. n-1, refused past the cap (MAX_BLOCKS) before anything is allocated."""
+    if n > _CAP.get():
         raise OverflowError
     return np.arange(max(0, n), dtype=np.int64)
 
@@ -119,14 +123,24 @@ def runs(displs, counts, step):
     counts = np.asarray(counts, np.int64)
     counts = np.where(counts > 0, counts, 0)
     total = int(counts.sum())
-    if total > MAX_BLOCKS:
+    if total > _CAP.get():
         raise OverflowError
     first = np.repeat(np.asarray(displs, np.int64), counts)
     within = arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
     return first + within * step
 
 
-def _subarray(node, child, child_ext):
+def _need(limit, unit):
+    """Elements of `unit` data bytes that cover the first `limit` bytes (None: all)."""
+    return None if limit is None or unit <= 0 else -(-limit // unit)
+
+
+def _first(n, need):
+    """The first min(n, need) of n (need None: all)."""
+    return n if need is None else min(n, need)
+
+
+def _subarray(node, child, child_ext, need):
     ints = node["ints"]
     n = int(ints[0])
     if n < 1 or len(ints) < 3 * n + 2:
@@ -147,71 +161,116 @@ def _subarray(node, child, child_ext):
         while k + 1 < n and subs[dims[k]] == sizes[dims[k]]:
             k += 1
             count *= int(subs[dims[k]])
-    starts_ = np.array([base], np.int64)
-    for d in reversed(dims[k + 1:]):                                        # slowest first
-        if len(starts_) * int(subs[d]) > MAX_BLOCKS:
-            raise OverflowError
-        starts_ = np.add.outer(starts_, arange(int(subs[d])) * stride[d]).ravel()
+    # the runs, slowest dimensions outermost: the first ones that hold `need` elements
+    slow = list(reversed(dims[k + 1:]))
+    shape = [int(subs[d]) for d in slow]
+    nruns = 1
+    for x in shape:
+        nruns *= x
+    nruns = _first(nruns, _need(need, count))
+    idx = np.unravel_index(arange(nruns), shape) if shape else ()
+    starts_ = np.full(nruns, base, np.int64)
+    for d, i in zip(slow, idx):
+        starts_ += i.astype(np.int64) * stride[d]
     if whole:
-        return starts_, np.full(len(starts_), count * child_ext, np.int64)
-    if len(starts_) * count > MAX_BLOCKS:
+        lens = np.full(len(starts_), count * child_ext, np.int64)
+        if need is not None and len(lens):         # the last run cut to the elements needed
+            lens[-1] = (need - (len(lens) - 1) * count) * child_ext if need < len(lens) * count else lens[-1]
+        return starts_, lens
+    if len(starts_) * count > _CAP.get():
         raise OverflowError
-    return repeat(child, np.add.outer(starts_, arange(count) * child_ext).ravel())
+    return repeat(child, _cut(np.add.outer(starts_, arange(count) * child_ext).ravel(), need))
 
 
-def _node_blocks(node, kids):
-    """A node's blocks from its children's ((offsets, lengths), extent)."""
+def _cut(bases, need):
+    """The first `need` element starts (all: None)."""
+    return bases if need is None else bases[:need]
+
+
+def _node_blocks(node, kid, kid_size, limit):
+    """A node's blocks covering at least its first `limit` data bytes (None:
+    all), from its children's: kid(i, limit) -> ((offsets, lengths), extent),
+    kid_size(i) their sizes.  A child is cut short only where one of it is
+    all that is needed."""
     c, ints, addrs = node["comb"], node["ints"], node["addrs"]
     if c == NAMED:
         return np.array([0], np.int64), np.array([node["size"]], np.int64)
-    if not kids:
+    if not node["kids"]:
         raise DescriptionError(f"a {COMBINERS[c]} type without its element type")
-    child, ext = kids[0]
     if c in (DUP, RESIZED):
-        return child
-    if c == CONTIGUOUS:
-        return repeat(child, arange(int(ints[0])) * ext)
-    if c == VECTOR:
-        count, blen, stride = (int(x) for x in ints[:3])
-        return repeat(child, runs(arange(count) * stride * ext, np.full(len(arange(count)), blen), ext))
-    if c == HVECTOR:
-        count, blen = (int(x) for x in ints[:2])
-        return repeat(child, runs(arange(count) * int(addrs[0]), np.full(len(arange(count)), blen), ext))
-    count = int(ints[0])
-    if c == INDEXED:
-        return repeat(child, runs(ints[1 + count:1 + 2 * count].astype(np.int64) * ext, ints[1:1 + count], ext))
-    if c == HINDEXED:
-        return repeat(child, runs(addrs[:count], ints[1:1 + count], ext))
-    if c == INDEXED_BLOCK:
-        displs = ints[2:2 + count].astype(np.int64)
-        return repeat(child, runs(displs * ext, np.full(len(displs), int(ints[1])), ext))
-    if c == HINDEXED_BLOCK:
-        return repeat(child, runs(addrs[:count], np.full(len(addrs[:count]), int(ints[1])), ext))
+        return kid(0, limit)[0]
     if c == STRUCT:
-        parts = [repeat(kids[i][0], runs([addrs[i]], [ints[1 + i]], kids[i][1])) for i in range(count)]
+        count, parts, left = int(ints[0]), [], limit
+        for i in range(count):
+            if left is not None and left <= 0:
+                break
+            size = kid_size(i)
+            need = _need(left, size)
+            reps = _first(int(ints[1 + i]), need)
+            child, ext = kid(i, left if need == 1 else None)
+            parts.append(repeat(child, runs([addrs[i]], [reps], ext)))
+            left = None if left is None or size <= 0 else left - reps * size
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    need = _need(limit, kid_size(0))              # elements of the child that cover `limit`
+    child, ext = kid(0, limit if need == 1 else None)
+    if c == CONTIGUOUS:
+        return repeat(child, arange(_first(int(ints[0]), need)) * ext)
     if c == SUBARRAY:
-        return _subarray(node, child, ext)
-    raise DescriptionError(f"combiner {c}, which this iomodel does not know")
+        return _subarray(node, child, ext, need)
+    if c in (VECTOR, HVECTOR):
+        count, blen = int(ints[0]), int(ints[1])
+        step = int(ints[2]) * ext if c == VECTOR else int(addrs[0])
+        count = _first(count, _need(need, blen))
+        return repeat(child, _cut(runs(arange(count) * step, np.full(count, blen), ext), need))
+    count = int(ints[0])
+    if c in (INDEXED, HINDEXED):
+        blens = ints[1:1 + count].astype(np.int64)
+        displs = ints[1 + count:1 + 2 * count].astype(np.int64) * ext if c == INDEXED else addrs[:count]
+    else:                                       # INDEXED_BLOCK, HINDEXED_BLOCK
+        displs = ints[2:2 + count].astype(np.int64) * ext if c == INDEXED_BLOCK else addrs[:count]
+        blens = np.full(len(displs), int(ints[1]), np.int64)
+    if need is not None:                        # the blocks up to the one that reaches `need`
+        keep = int(np.searchsorted(np.cumsum(np.maximum(blens, 0)), need)) + 1
+        blens, displs = blens[:keep], displs[:keep]
+    return repeat(child, _cut(runs(displs, blens, ext), need))
 
 
-def flatten(types, root, memo=None):
+RANK_BLOCKS = MAX_BLOCKS        # pieces a rank's types may hold at once (128 MiB of pairs)
+MEMO_INNER = 1 << 16            # an inner type kept for the next view up to this many pieces
+
+
+def flatten(types, root, memo=None, limit=None):
     """(blocks as an (n, 2) int64 array of offset and length, capped) of type `root`
-    of a rank's type records {id: node}: as the tracer's iom_flatten.  memo: the
-    rank's types flattened so far, by id, kept across calls."""
+    of a rank's type records {id: node}: as the tracer's iom_flatten, or, with
+    `limit`, the first blocks only, those that hold the type's first `limit`
+    data bytes (or more): accesses through a view need no more of its
+    filetype than they move.  memo: the rank's types flattened so far, by
+    id, kept across calls; all they hold together is at most RANK_BLOCKS
+    pieces, past which a view is capped too (mapped as contiguous), so that a
+    small trace describing huge types cannot take memory without bound."""
     memo = {} if memo is None else memo
 
-    def blocks(tid, depth=0):
-        if tid in memo:
-            return memo[tid]
+    def blocks(tid, lim, depth=0):
+        got = memo.get(tid)
+        if got is not None and (got[2] is None or (lim is not None and got[2] >= lim)):
+            return got[0], got[1]
         node = types.get(tid)
         if node is None or depth > 64:
             raise DescriptionError(f"type {tid} is not in the trace's type records before its use")
-        kids = [(blocks(k, depth + 1), types[k]["extent"]) for k in node["kids"]]
-        memo[tid] = merge(*_node_blocks(node, kids))
-        return memo[tid]
+        kids = node["kids"]
+        off, ln = merge(*_node_blocks(node, lambda i, lm: (blocks(kids[i], lm, depth + 1),
+                                                           types[kids[i]]["extent"]),
+                                      lambda i: types[kids[i]]["size"], lim))
+        if depth and len(off) > MEMO_INNER:     # a large inner type: its parent holds its pieces
+            return off, ln
+        held = memo.get("held", 0) - (len(got[0]) if got is not None else 0) + len(off)
+        if held > RANK_BLOCKS:
+            raise OverflowError
+        memo["held"] = held
+        memo[tid] = (off, ln, None if lim is None or lim >= max(node["size"], 0) else lim)
+        return off, ln
 
     top = types.get(root)
     if top is None:
@@ -220,10 +279,13 @@ def flatten(types, root, memo=None):
         off, ln = np.array([0], np.int64), np.array([top["size"]], np.int64)
         capped = False
     else:
+        cap = _CAP.set(max(0, min(MAX_BLOCKS, RANK_BLOCKS - memo.get("held", 0))))
         try:
-            off, ln = blocks(root)
+            off, ln = blocks(root, limit)
             capped = False
         except OverflowError:
             off, ln, capped = np.zeros(0, np.int64), np.zeros(0, np.int64), True
+        finally:
+            _CAP.reset(cap)
     off, ln = merge(off, ln)
     return np.stack([off, ln], axis=1) if len(off) else np.zeros((0, 2), np.int64), capped

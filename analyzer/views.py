@@ -9,14 +9,15 @@ mapped together with numpy: no loop over events.
 import numpy as np
 
 
-def map_through_view(start, length, disp, blocks, extent):
+def map_through_view(start, length, disp, blocks, extent, size=None):
     """Byte ranges of accesses through one view.
 
     start, length: int64 arrays (data-stream bytes).  blocks: (n, 2) int64
-    array of (offset, length) within the filetype.  Returns (index, offset,
-    length) arrays: for each piece, the access it belongs to and its absolute
-    file range; adjacent pieces of one access are merged, pieces are in
-    data-stream order.
+    array of (offset, length) within the filetype: all its blocks, or, with
+    `size` (the filetype's data bytes), its first ones, enough for every
+    access's bytes within a tile.  Returns (index, offset, length) arrays:
+    for each piece, the access it belongs to and its absolute file range;
+    adjacent pieces of one access are merged, pieces are in data-stream order.
     """
     start = np.asarray(start, np.int64)
     length = np.asarray(length, np.int64)
@@ -26,7 +27,7 @@ def map_through_view(start, length, disp, blocks, extent):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     n = len(blocks)
     cum = np.concatenate([[0], np.cumsum(blocks[:, 1])])
-    size = cum[-1]
+    size = cum[-1] if size is None else size
     s, e = start[keep], start[keep] + length[keep]
 
     def locate(x):  # global block number (tile * n + block) holding data byte x

@@ -75,9 +75,12 @@ def test_a_view_too_large_to_flatten_is_resolved_from_its_description(traced):
         assert a.tolist() == b.tolist()
     assert len(full[4][0]) == 128 and len(part[4][0]) == 64
     assert set(part[4][0].tolist()) == set(np.flatnonzero(write).tolist())
-    # flattened instead: capped, and no access resolved
-    _, _, resolved, _, _ = resolve_rank(l, direct=False)
-    assert view["capped"] and not resolved[l.data & (l.nbytes > 0)].any()
+    # flattened instead: the whole filetype is capped, but the accesses need its
+    # first 64 pieces only (512 B of data): resolved, and the nest's pieces
+    flat = resolve_rank(l, direct=False)
+    assert view["capped"] and flat[2][l.data & (l.nbytes > 0)].all()
+    for a, b in zip(full[:2] + full[3:4] + full[4], flat[:2] + flat[3:4] + flat[4]):
+        assert a.tolist() == b.tolist()
 
 
 def linked(raw):
@@ -98,8 +101,7 @@ def _node(types, comb, ints=(), addrs=(), kids=(), lb=None, extent=None):
         node.update(size=ints[0], extent=ints[0])
         node["ints"] = np.zeros(0, np.int64)
     else:
-        kb = [(_typemap(types, k), types[k]["extent"]) for k in kids]
-        off, ln = tm._node_blocks(node, kb)
+        off, ln = _node_blocks(types, node)
         node["size"] = int(ln.sum())
         if lb is None:
             lo = int(off.min()) if len(off) else 0
@@ -114,10 +116,16 @@ def _node(types, comb, ints=(), addrs=(), kids=(), lb=None, extent=None):
     return tid
 
 
+def _node_blocks(types, node):
+    """A node's blocks, all of them, from its children's."""
+    kids = node["kids"]
+    return tm._node_blocks(node, lambda i, _: (_typemap(types, kids[i]), types[kids[i]]["extent"]),
+                           lambda i: types[kids[i]]["size"], None)
+
+
 def _typemap(types, tid):
     """A type's blocks, as typemap.flatten makes those of the types inside a view's."""
-    node = types[tid]
-    return tm.merge(*tm._node_blocks(node, [(_typemap(types, k), types[k]["extent"]) for k in node["kids"]]))
+    return tm.merge(*_node_blocks(types, types[tid]))
 
 
 @st.composite
@@ -205,3 +213,67 @@ def test_a_nest_gives_the_flattenings_pieces(tree, data):
     assert (first + 7).tolist() == [int(off[j == i][0]) for i in idx]
     assert (end + 7).tolist() == [int((off + ln)[j == i].max()) for i in idx]
     assert count.tolist() == [int((j == i).sum()) for i in idx]
+
+
+@settings(max_examples=600, deadline=None)
+@given(type_trees(), st.data())
+def test_a_flattening_to_a_limit_is_the_whole_ones_start(tree, data):
+    """flatten(limit=L), what an access moving L bytes through a view needs of
+    its filetype: the first blocks of the whole flattening that hold its first
+    L data bytes (the last one cut short, or whole), never fewer bytes."""
+    types, root = tree
+    whole, capped = tm.flatten(types, root)
+    size = types[root]["size"]
+    if capped or size == 0:
+        return
+    limit = data.draw(st.integers(1, size + 3))
+    part, capped = tm.flatten(types, root, limit=limit)
+    assert not capped and len(part) and int(part[:, 1].sum()) >= min(limit, size)
+    assert part[:-1].tolist() == whole[:len(part) - 1].tolist()
+    assert part[-1, 0] == whole[len(part) - 1, 0] and part[-1, 1] <= whole[len(part) - 1, 1]
+
+
+# ---------------------------------------------------------------- views of millions of pieces
+
+def test_views_of_millions_of_pieces_cost_what_their_accesses_move(traced, tmp_path):
+    """many_views, 2 ranks, 40 views, each a struct of two vectors of 2^20
+    one-byte pieces (2 MiB of data, 2^21 pieces: 32 MiB flattened whole, 1.3 GiB
+    for the 40) through which each rank writes then reads 64 bytes: an access
+    needs the filetype's first 64 pieces only, 4+v bytes apart in view v, and
+    that is all the analysis flattens.  Every access is resolved exactly: each
+    write a phase of 64 pieces of 1 byte, its read a reread of it."""
+    import json
+    import subprocess
+    from conftest import IOMODEL
+    run = traced("many_views", 2, 40, 64)
+    out = tmp_path / "m.json"
+    p = subprocess.run(IOMODEL + ["analyze", str(run.trace_dir), "-o", str(out), "-q", "-j", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    m = json.loads(out.read_text())
+    assert m["source"]["inferred"] == [] and len(m["phases"]) == 80
+    for v in range(40):
+        w, r = m["phases"][2 * v: 2 * v + 2]
+        assert (w["operation"], w["np"], w["rs"], w["access_mode"], w["offsets"]["piece"]) == \
+            ("write", 2, 64, "strided", 1)
+        # the first view's read rereads what each rank wrote through the open before it
+        assert (r["operation"], r.get("reread_bytes")) == ("read", 2 * 64 if v == 0 else 0)
+    # the last view's: 64 pieces 4 + 39 = 43 bytes apart, the file's extent
+    assert m["files"][0]["extent"] == 63 * 43 + 1
+
+
+def test_a_ranks_types_held_past_its_budget_are_said(traced, monkeypatch):
+    """The same run with 6 views and 4096 bytes an access, analyzed with a
+    budget of 20000 pieces a rank: each view needs its first 4096 pieces and
+    its first vector's first 4096 (8192 held), so views 0 and 1 fit (16384),
+    view 2 does not (3616 left): its accesses and those of views 3 to 5 are
+    taken as contiguous, 4 views x 2 accesses x 2 ranks, and the model says so."""
+    from iomodel.analyzer import analyze
+    run = traced("many_views", 2, 6, 4096)
+    monkeypatch.setattr(tm, "RANK_BLOCKS", 20000)
+    m = analyze(run.trace_dir, jobs=1)
+    assert m["source"]["inferred"] == [
+        "16 accesses of ranks 0-1 went through file views whose filetype was not flattened (more "
+        "pieces than the analyzer holds at once, typemap.MAX_BLOCKS, or not enough memory): they are "
+        "taken as contiguous ranges from their first byte"]
+    assert [p["access_mode"] for p in m["phases"][::2]] == ["strided"] * 2 + ["sequential"] * 4
