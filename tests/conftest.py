@@ -152,6 +152,15 @@ def traced(programs, mpi, tmp_path):
     return run
 
 
+@pytest.fixture
+def local_vc(tmp_path):
+    """replay/clusters/local.yaml (this machine) with its work directory in the test's tmp dir."""
+    vc = tmp_path / "local.yaml"
+    vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
+                  .replace("/tmp/iomodel-replay", str(tmp_path / "work")))
+    return vc
+
+
 def rank_events(trace):
     """Per rank: the events table rows as dicts (plus the file's basename), by seq."""
     paths = trace.paths

@@ -394,15 +394,6 @@ def test_a_model_without_phases_is_nothing_to_predict(tmp_path):
 
 # ------------------------------------------------------------- replayed, measured, predicted
 
-@pytest.fixture
-def local_vc(tmp_path):
-    from conftest import ROOT
-    vc = tmp_path / "local.yaml"
-    vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
-                  .replace("/tmp/iomodel-replay", str(tmp_path / "work")))
-    return vc
-
-
 def test_a_mixed_model_replays_each_phase_through_its_interface(traced, tmp_path, local_vc):
     """mixed_log's model replayed by the built-in replayer: the collective writes
     through MPI-IO (-a MPIIO -c, 4 processes), the log lines through POSIX

@@ -17,15 +17,6 @@ def run(*args, **kw):
 
 
 @pytest.fixture
-def local_vc(tmp_path):
-    """local.yaml with its work directory in this test's tmp dir."""
-    text = (ROOT / "replay" / "clusters" / "local.yaml").read_text()
-    vc = tmp_path / "local.yaml"
-    vc.write_text(text.replace("/tmp/iomodel-replay", str(tmp_path / "work")))
-    return vc
-
-
-@pytest.fixture
 def model(traced, tmp_path):
     """The model of ior_like segmented at 4 ranks: writes one phase, reads one phase."""
     r = traced("ior_like", 4, "segmented")
