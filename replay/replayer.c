@@ -474,7 +474,9 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
     for (long long i = 0; i < p->segments; i++) {
         /* with pieces, the view places the data: offsets are in the task's own bytes */
         long long base = p->piece ? i * p->block : segment_base(p, c, i, who);
-        if (i > 0 && (p->gap > 0 || p->gap_barrier)) { /* the application's time between phases */
+        /* the application's time between phases: a phase is gap_every segments */
+        int phase_start = i > 0 && i % p->gap_every == 0;
+        if (phase_start && (p->gap > 0 || p->gap_barrier)) {
             double s0 = now();
             struct timespec ts = {(time_t)p->gap, (long)((p->gap - (time_t)p->gap) * 1e9)};
             while (p->gap > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -490,7 +492,7 @@ static int run_phase(const params_t *p, const ctx_t *c, int access, void *buf, p
                 break;
             /* the computing between a phase's operations: spin, as the application computes
              * (a sleep would free the core and wake late); a gap replaces it between phases */
-            if (p->think > 0 && (j > 0 || (i > 0 && p->gap <= 0))) {
+            if (p->think > 0 && (j > 0 || (i > 0 && !(phase_start && p->gap > 0)))) {
                 double s0 = now();
                 while (now() - s0 < p->think) {
                 }

@@ -51,6 +51,7 @@ typedef struct {
     int tpn_override;
     double gap;               /* --iomodel.gap: idle seconds between segments */
     int gap_barrier;          /* --iomodel.gapBarrier: each segment after the first starts at a barrier */
+    long long gap_every;      /* --iomodel.gapEvery: the gap (and barrier) before every K-th segment only */
     double think;             /* --iomodel.think: computing seconds between transfers */
     int reread;               /* --iomodel.reread: -w -r through one open of the file */
     int fresh;                /* --iomodel.fresh: each repetition's files set aside until the end */

@@ -76,8 +76,10 @@ static void usage(void)
            "  --iomodel.gapBarrier  start each segment after the first at a barrier, after the\n"
            "                   gap (the application's processes communicated between its\n"
            "                   phases, so they started each together); not counted either\n"
+           "  --iomodel.gapEvery=K  the gap and its barrier before every K-th segment only\n"
+           "                   (default 1): each of the application's phases is K segments\n"
            "  --iomodel.think=S  compute (spin) S seconds before every transfer but the first\n"
-           "                   (with --iomodel.gap: but each segment's first), the application's\n"
+           "                   (with --iomodel.gap: but the first after each gap), the application's\n"
            "                   computing between a phase's operations; not counted in the\n"
            "                   transfer time\n"
            "  --iomodel.reread  with -w -r: read back through the open the write used (no\n"
@@ -259,6 +261,7 @@ void parse_args(params_t *p, int argc, char **argv)
     p->task_offset = 1;
     p->path = "testFile";
     p->seed = 1;
+    p->gap_every = 1;
     p->argc = argc;
     p->argv = argv;
 
@@ -301,7 +304,8 @@ void parse_args(params_t *p, int argc, char **argv)
             if (strcmp(name, "--random-offset-seed") == 0 || strcmp(name, "--iomodel.offsets") == 0 ||
                 strcmp(name, "--iomodel.tasksPerNode") == 0 || strcmp(name, "--iomodel.gap") == 0 ||
                 strcmp(name, "--iomodel.think") == 0 || strcmp(name, "--iomodel.names") == 0 ||
-                strcmp(name, "--iomodel.piece") == 0 || strcmp(name, "--iomodel.bufferOffset") == 0) {
+                strcmp(name, "--iomodel.piece") == 0 || strcmp(name, "--iomodel.bufferOffset") == 0 ||
+                strcmp(name, "--iomodel.gapEvery") == 0) {
                 if (!val) {
                     if (k + 1 >= argc)
                         usage_error("option %s needs a value", name);
@@ -322,6 +326,9 @@ void parse_args(params_t *p, int argc, char **argv)
                     p->buffer_offset = size_arg(name, val);
                     if (p->buffer_offset > 4095)
                         usage_error("--iomodel.bufferOffset must be 0 to 4095 bytes");
+                } else if (strcmp(name, "--iomodel.gapEvery") == 0) {
+                    if (parse_size(val, &p->gap_every) != 0 || p->gap_every < 1)
+                        usage_error("bad --iomodel.gapEvery=%s: expected a count of segments >= 1", val);
                 } else if (strcmp(name, "--iomodel.piece") == 0) {
                     p->piece = size_arg(name, val);
                     if (p->piece < 1 || p->piece > INT_MAX)

@@ -424,23 +424,31 @@ def test_iomodel_offsets_extension(tmp_path):
     assert (tmp_path / "off.dat").stat().st_size == MIB + 3 * 40 * KIB + 2 * 512 * KIB + 32 * KIB
 
 
-@pytest.mark.parametrize("gap", [None, 0.02])
-def test_think_and_gap_leave_time_between_transfers(tmp_path, gap):
-    """-s 2 -b 64k -t 16k: 4 writes per segment and rank.  --iomodel.think=0.004
+# waits before the 2nd to 8th write: think (k) or the gap (g)
+K, G = 0.004, 0.02
+
+
+@pytest.mark.parametrize("gap, every, want", [
+    (None, None, [K] * 7),
+    (0.02, None, [K, G, K, G, K, G, K]),          # before segments 1, 2 and 3
+    (0.02, 2, [K, K, K, G, K, K, K]),             # before segment 2 only
+])
+def test_think_and_gap_leave_time_between_transfers(tmp_path, gap, every, want):
+    """-s 4 -b 32k -t 16k: 2 writes per segment and rank.  --iomodel.think=0.004
     computes at least 4 ms before every write but the first; with
-    --iomodel.gap=0.02 the first write of segment 1 comes at least 20 ms after
-    the last of segment 0 instead.  Neither counts in iomodelIoTime: it holds
-    the slowest rank's write calls and is at most that rank's span less its
-    7 waits (a millisecond allowed for the loop around the calls)."""
-    extra = [f"--iomodel.gap={gap}"] if gap else []
+    --iomodel.gap=0.02 the first write of each segment comes at least 20 ms
+    after the last of the one before instead, and with --iomodel.gapEvery=2
+    only every second segment's (the application's phases of 2 segments:
+    its repetitions within a phase get the think time).  Neither counts in
+    iomodelIoTime: it holds the slowest rank's write calls and is at most
+    that rank's span less its 7 waits (a millisecond allowed for the loop
+    around the calls)."""
+    extra = ([f"--iomodel.gap={gap}"] if gap else []) + ([f"--iomodel.gapEvery={every}"] if every else [])
     summary = tmp_path / "s.json"
-    _, trace = traced(tmp_path, "think", "-a", "MPIIO", "-w", "-s", 2, "-b", "64k", "-t", "16k",
+    _, trace = traced(tmp_path, "think", "-a", "MPIIO", "-w", "-s", 4, "-b", "32k", "-t", "16k",
                       "-o", tmp_path / "t.dat", "-O", "summaryFormat=JSON",
-                      "-O", f"summaryFile={summary}", "--iomodel.think=0.004", *extra)
+                      "-O", f"summaryFile={summary}", f"--iomodel.think={K}", *extra)
     ev = [e for e in trace.events.to_pylist() if e["write"] and e["data"]]
-    want = [0.004] * 7
-    if gap:
-        want[3] = gap
     in_calls, spans = [], []
     for rank in range(NP):
         calls = sorted((e["t_start"], e["t_end"]) for e in ev if e["rank"] == rank)
@@ -453,6 +461,8 @@ def test_think_and_gap_leave_time_between_transfers(tmp_path, gap):
     assert max(in_calls) - 1e-6 <= o["io_time_s"] <= max(spans) - sum(want) + 1e-3
     p = run(replay_cmd("-a", "MPIIO", "-w", "-o", tmp_path / "x.dat", "--iomodel.think=-1"))
     assert p.returncode != 0 and "bad --iomodel.think=-1: expected seconds, 0 to 3600" in p.stderr
+    p = run(replay_cmd("-a", "MPIIO", "-w", "-o", tmp_path / "x.dat", "--iomodel.gapEvery=0"))
+    assert p.returncode != 0 and "bad --iomodel.gapEvery=0: expected a count of segments >= 1" in p.stderr
 
 
 @pytest.mark.parametrize("barrier", [False, True])
