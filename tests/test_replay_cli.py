@@ -1,13 +1,14 @@
 """`iomodel replay`, `characterize`, `predict --replay` and `compare` for
 real: the built-in replayer under mpirun on this machine's local.yaml."""
 import json
+import os
 import subprocess
 import sys
 
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, rank_events
 
 IOMODEL = [sys.executable, "-m", "iomodel"]
 
@@ -647,6 +648,23 @@ def test_replay_as_modelled_keeps_iors_layout_for_random_phases(traced):
         assert not any(o.startswith("--iomodel.offsets") for o in modelled_options(m, inv))
 
 
+def _replayer_traced(inv, opts, tmp_path, np_):
+    """The built-in replayer run as `replay` runs `inv` with `opts`, under the
+    tracer (MPI-IO only: not the summary file it writes): its trace directory
+    and its argv."""
+    from iomodel.replay.backends import get_backend
+    from iomodel.replay.results import replayer_path
+    from conftest import mpirun
+    argv = get_backend("builtin").argv(inv, str(replayer_path()), tmp_path / "s.json", 1)
+    argv = [a if a != inv.test_file else str(tmp_path / "replay-files") for a in argv] + opts
+    tdir = tmp_path / "replay-trace"
+    p = subprocess.run(IOMODEL + ["trace", "-o", str(tdir), "--", *mpirun(np_, *argv)],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "IOMODEL_POSIX": "0"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    return tdir, argv
+
+
 def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path):
     """S3D-like at 2 ranks, 16^3: per file, each rank writes its half (8 of 16 x
     planes: 16 KiB contiguous) of 16 arrays of 32 KiB after the 512-byte header,
@@ -655,11 +673,8 @@ def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path
     pieces (--iomodel.piece), the replayer writes exactly the application's byte
     ranges: both traced, the (rank, offset, length) sets are equal."""
     from iomodel.analyzer import Trace
-    from iomodel.replay.backends import get_backend
     from iomodel.replay.ior import ior_invocations
     from iomodel.replay.runner import modelled_options
-    from iomodel.replay.results import replayer_path
-    from conftest import mpirun
     app = traced("s3d_like", 2, "blocking")
     mpath = tmp_path / "s3d.json"
     assert run("analyze", app.trace_dir, "-o", mpath, "-q").returncode == 0
@@ -674,14 +689,8 @@ def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path
     think = (data["duration_s"] - data["io_time_s"]) / (data["iop"] * data["rep"] - 1)
     assert (inv.piece, opts) == (16384, ["--iomodel.offsets=512,16384,0",
                                          f"--iomodel.think={think:.6f}"])
-    out = tmp_path / "replay-files"
-    argv = get_backend("builtin").argv(inv, str(replayer_path()), tmp_path / "s.json", 1)
-    argv = [a if a != inv.test_file else str(out) for a in argv] + opts
+    tdir, argv = _replayer_traced(inv, opts, tmp_path, 2)
     assert "--iomodel.piece=16384" in argv and "-c" in argv
-    tdir = tmp_path / "replay-trace"
-    p = subprocess.run(IOMODEL + ["trace", "-o", str(tdir), "--", *mpirun(2, *argv)],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
 
     def ranges(trace, name):
         ev = {(e["rank"], e["seq"]): e for e in trace.events.to_pylist()}
@@ -691,6 +700,63 @@ def test_replay_as_modelled_covers_the_applications_view_pieces(traced, tmp_path
     want = [r for r in ranges(app.trace(), "/s3d.0.nc") if r[2] != 512]      # not the header
     assert len(want) == 2 * 16 and {r[2] for r in want} == {16384}
     assert ranges(Trace(tdir), "/s3d.0.nc") == want
+
+
+def test_replay_as_modelled_leaves_the_gap_between_dumps_not_between_writes(traced, local_vc, tmp_path):
+    """btio_simple (NAS BT-IO's simple subtype in small) at 2 ranks, 8^3 cells
+    of 40 B, 4 dumps after 5 time steps each (one MPI_Sendrecv a step): rank r
+    writes its 4 cells of each of the 64 rows (z, y) with one 160-byte
+    MPI_File_write_at at d*20480 + (z*8 + y)*320 + r*160, then all read the
+    rows back through the same open.  The model: 4 write phases of rep 64
+    (first d*20480, per_rank 160, stride 320), 5 communication calls before
+    each of the last three, then one read of rep 4*64 = 256.  The writes are
+    one invocation of 256 segments of one 160-byte transfer; as modelled the
+    application's time between dumps (the median gap_s of phases 2 to 4) goes
+    before every 64th segment, with a barrier after it (gap_comm 5 > 0), not
+    before each of the 256 (BT-IO W simple: 11,520 gaps of 0.1 s, half an
+    hour, for a run of 8 s).  The replayer's own trace has one communication
+    call (the barrier) between two of them and at least the gap there, and
+    analyzed with a burst ending at any call, the application's four write
+    phases at the same offsets."""
+    from iomodel.analyzer import Trace
+    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.runner import modelled_options
+    app = traced("btio_simple", 2)
+    mpath = tmp_path / "m.json"
+    assert run("analyze", app.trace_dir, "-o", mpath, "-q").returncode == 0
+    m = json.loads(mpath.read_text())
+
+    def shape(model):
+        return [(p["operation"], p["np"], p["routine"], p["iop"], p["rs"], p["rep"], p["offsets"]["first"],
+                 p["offsets"]["per_rank"], p["offsets"]["stride"]) for p in model["phases"]]
+    writes = [("write", 2, "MPI_File_write_at", 1, 160, 64, d * 20480, 160, 320) for d in range(4)]
+    assert shape(m) == writes + [("read", 2, "MPI_File_read_at", 1, 160, 256, 0, 160, 320)]
+    assert m["runs"] == [[1, 4], [5, 5]] and [p["gap_comm"] for p in m["phases"][1:4]] == [5] * 3
+    inv = ior_invocations(m)[0]
+    assert (inv.phase_ids, inv.segments, inv.block, inv.transfer) == ([1, 2, 3, 4], 256, 160, 160)
+    gap = sorted(p["gap_s"] for p in m["phases"][1:4])[1]
+    opts = modelled_options(m, inv)
+    # (no --iomodel.offsets: four phases of rep 64 are no single stride; a think
+    # time may follow, the processes' skew in a dump)
+    assert opts[:3] == [f"--iomodel.gap={gap:.6f}", "--iomodel.gapBarrier", "--iomodel.gapEvery=64"]
+    tdir, _ = _replayer_traced(inv, opts, tmp_path, 2)
+    rmodel = tmp_path / "replay-model.json"
+    # its one barrier where the application made 5 calls: a burst ends at any call
+    assert run("analyze", tdir, "-o", rmodel, "-q", "--max-comm-gap", 0).returncode == 0
+    assert shape(json.loads(rmodel.read_text())) == writes
+    every = [0] * 63 + [1]
+    for rank, evs in rank_events(Trace(tdir)).items():
+        w = [e for e in evs if e["write"] and e["data"]]
+        assert len(w) == 256
+        assert [b["lclock"] - a["lclock"] for a, b in zip(w, w[1:])] == (every * 4)[:255]
+        assert all(w[k]["t_start"] - w[k - 1]["t_end"] >= float(f"{gap:.6f}") for k in (64, 128, 192))
+    # the whole replay, as modelled by default
+    out = tmp_path / "r"
+    p = run("replay", mpath, "--vc", local_vc, "-o", out)
+    assert p.returncode == 0, p.stderr
+    runs = json.loads((out / "results.json").read_text())["runs"].values()
+    first = next(e for e in runs if e["phase_ids"] == [1, 2, 3, 4])
+    assert first["ok"] and first["as_modelled"] == opts and first["command"][-len(opts):] == opts
 
 
 def test_results_written_before_one_run_a_line_are_resumed(tmp_path):
