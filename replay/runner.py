@@ -131,35 +131,13 @@ class State:
 
 def modelled_options(model, inv):
     """Built-in replayer options that replay the phases as modelled rather than
-    in IOR's layout: their offsets when affine in the rank (first + r * per_rank,
-    then the stride between repetitions or phases; for a file view, the first
-    piece of each rank's view of pieces; not for random phases), the application's idle time
-    between the phases of a run (their median gap_s) at the phases' boundaries,
-    with a barrier after it when they communicated between them (their median
-    gap_comm > 0), and its computing between a phase's operations (their
-    median think_time)."""
-    byid = {p["id"]: p for p in model["phases"]}
-    phases = [byid[i] for i in inv.phase_ids]
-    off = phases[0]["offsets"]
-    opts = []
-    # a view's blocks placed contiguously at the application's first offsets would
-    # overlap (rank r's block over rank r+1's pieces): with no pieces to replay, IOR's layout
-    noncontig = off.get("contiguous") is False and not inv.piece
-    # a random phase's first offsets are one random piece each, not where its
-    # region starts: rank r's block placed there overlaps rank r+1's, and the
-    # overwrites are cheaper (random_io on the throttled disk: -15%); IOR's
-    # layout, rank r's block at r * b shuffled within, is random_io's own
-    random = any(p.get("access_mode") == "random" for p in phases)
-    if not inv.file_per_proc and off.get("first") is not None and not noncontig and not random and \
-            (off.get("per_rank") is not None or phases[0]["np"] == 1):
-        if len(phases) == 1:                 # repetitions of one phase
-            stride = off.get("stride") or 0
-        else:                                # one segment per phase: their first offsets' step
-            firsts = [p["offsets"]["first"] for p in phases]
-            steps = {b - a for a, b in zip(firsts, firsts[1:])}
-            stride = steps.pop() if len(steps) == 1 and all(p["rep"] == 1 for p in phases) else None
-        if stride is not None:
-            opts.append(f"--iomodel.offsets={off['first']},{off.get('per_rank') or 0},{stride}")
+    in IOR's layout: where they are (modelled_layout), the application's idle
+    time between the phases of a run (their median gap_s) at the phases'
+    boundaries, with a barrier after it when they communicated between them
+    (their median gap_comm > 0), and its computing between a phase's
+    operations (their median think_time)."""
+    phases = _phases(model, inv)
+    opts = modelled_layout(model, inv)
     gaps = sorted(p["gap_s"] for p in phases[1:] if p.get("gap_s"))
     if gaps:
         opts.append(f"--iomodel.gap={gaps[len(gaps) // 2]:.6f}")
@@ -179,6 +157,42 @@ def modelled_options(model, inv):
     if thinks and thinks[len(thinks) // 2] >= 1e-6:
         opts.append(f"--iomodel.think={thinks[len(thinks) // 2]:.6f}")
     return opts
+
+
+def _phases(model, inv):
+    byid = {p["id"]: p for p in model["phases"]}
+    return [byid[i] for i in inv.phase_ids]
+
+
+def modelled_layout(model, inv):
+    """The replayer options that place the data where the phases had it: their
+    offsets when affine in the rank (first + r * per_rank, then the stride
+    between repetitions or phases; for a file view, the first piece of each
+    rank's view of pieces; not for random phases), or none (IOR's layout).  A
+    read's setup run writes its file with them too, so that the read finds its
+    data (HACC-IO's variables after a 24 MiB header)."""
+    phases = _phases(model, inv)
+    off = phases[0]["offsets"]
+    # a view's blocks placed contiguously at the application's first offsets would
+    # overlap (rank r's block over rank r+1's pieces): with no pieces to replay, IOR's layout
+    noncontig = off.get("contiguous") is False and not inv.piece
+    # a random phase's first offsets are one random piece each, not where its
+    # region starts: rank r's block placed there overlaps rank r+1's, and the
+    # overwrites are cheaper (random_io on the throttled disk: -15%); IOR's
+    # layout, rank r's block at r * b shuffled within, is random_io's own
+    random = any(p.get("access_mode") == "random" for p in phases)
+    if inv.file_per_proc or off.get("first") is None or noncontig or random or \
+            (off.get("per_rank") is None and phases[0]["np"] != 1):
+        return []
+    if len(phases) == 1:                 # repetitions of one phase
+        stride = off.get("stride") or 0
+    else:                                # one segment per phase: their first offsets' step
+        firsts = [p["offsets"]["first"] for p in phases]
+        steps = {b - a for a, b in zip(firsts, firsts[1:])}
+        stride = steps.pop() if len(steps) == 1 and all(p["rep"] == 1 for p in phases) else None
+    if stride is None:
+        return []
+    return [f"--iomodel.offsets={off['first']},{off.get('per_rank') or 0},{stride}"]
 
 
 def think_time(phase):
@@ -205,10 +219,13 @@ def repetitions_per_launch(repeat, launches):
     return [base + (k < extra) for k in range(launches)]
 
 
-def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=(), launches=1):
-    """Run one invocation (and its setup, for reads); returns a result entry."""
+def execute(inv, cluster, backend, prog, outdir, repeat=1, timeout=None, extra=(), launches=1,
+            setup_extra=()):
+    """Run one invocation (and its setup, for reads); returns a result entry.
+    extra: options added to the run; setup_extra: to its setup (the layout)."""
     try:
-        return _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra, launches)
+        return _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra, launches,
+                        setup_extra)
     finally:
         if inv.setup is not None:
             _remove_test_files(inv)    # reads keep their file (-k) for -i repetitions
@@ -238,13 +255,13 @@ def _merge_launches(ops):
     return o
 
 
-def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra, launches=1):
+def _execute(inv, cluster, backend, prog, outdir, repeat, timeout, extra, launches=1, setup_extra=()):
     name = f"phases-{inv.phase_ids[0]}-{inv.phase_ids[-1]}-{inv.operation}"
     entry = {"phase_ids": list(inv.phase_ids), "operation": inv.operation, "np": inv.np,
              "backend": backend.name, "ok": False}
     if inv.setup is not None:
         argv = launcher_argv(cluster, inv.setup.np) + backend.argv(
-            inv.setup, prog, Path(outdir) / f"{name}.setup.json", 1)
+            inv.setup, prog, Path(outdir) / f"{name}.setup.json", 1) + list(setup_extra)
         rc, out, secs, _ = run_one(argv, timeout)
         if rc != 0:
             entry.update(command=argv, error=f"the write that prepares the file to read failed "
@@ -328,7 +345,10 @@ def replay(model, cluster, backend, outdir, repeat=1, timeout=None, progress=sys
                 print(f"{head}: done before, {prev['bandwidth_Bps'] / 2**20:.1f} MiB/s", file=progress)
                 continue
             print(f"{head} ...", file=progress, end="", flush=True)
-            entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra, launches)
+            # the read's file written where the read will look for its data
+            setup = modelled_layout(model, inv) if as_modelled and inv.setup is not None else []
+            entry = execute(inv, cluster, backend, prog, state.dir, repeat, timeout, extra, launches,
+                            setup)
             entry["approximations"] = list(getattr(inv, "approximations", []))
             entry["as_modelled"] = extra
             state.record(key, entry)

@@ -759,6 +759,37 @@ def test_replay_as_modelled_leaves_the_gap_between_dumps_not_between_writes(trac
     assert first["ok"] and first["as_modelled"] == opts and first["command"][-len(opts):] == opts
 
 
+def test_replay_as_modelled_reads_a_shared_file_past_its_header(traced, local_vc, tmp_path):
+    """hacc_like at 4 ranks, 100 particles a rank: rank 0's 65536-byte header,
+    then each rank's 9 variables (7 of 400 B, 800, 200: 3800 B) of the
+    all-rank blocks after it, variable v of rank r at 65536 + 4*100*(bytes of
+    the variables before v) + r*100*size(v); read back the same way.  The
+    read phase of the variables starts at 65536, per_rank 400, and is
+    replayed there as modelled (--iomodel.offsets=65536,400,0); the setup run
+    that writes the file for it must put the data there too: in IOR's layout
+    it wrote 4 * 3800 = 15200 B from 0, and the read at 65536 found nothing
+    ("short read at offset 65536 ...: 0 of 3800 bytes")."""
+    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.runner import modelled_layout, modelled_options
+    app = traced("hacc_like", 4, 100)
+    mpath = tmp_path / "m.json"
+    assert run("analyze", app.trace_dir, "-o", mpath, "-q").returncode == 0
+    m = json.loads(mpath.read_text())
+    sizes = [400] * 7 + [800, 200]
+    assert [(p["operation"], p["ranks"], p["request_sizes"], p["offsets"]["first"], p["offsets"]["per_rank"])
+            for p in m["phases"]] == [("write", "0", [65536], 0, None), ("write", "0-3", sizes, 65536, 400),
+                                      ("read", "0", [65536], 0, None), ("read", "0-3", sizes, 65536, 400)]
+    read = ior_invocations(m)[3]
+    assert (read.phase_ids, read.operation, read.block, read.transfer) == ([4], "read", 3800, 3800)
+    assert read.setup is not None and modelled_layout(m, read) == ["--iomodel.offsets=65536,400,0"]
+    assert modelled_options(m, read)[0] == "--iomodel.offsets=65536,400,0"
+    out = tmp_path / "r"
+    p = run("replay", mpath, "--vc", local_vc, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    runs = {tuple(e["phase_ids"]): e for e in json.loads((out / "results.json").read_text())["runs"].values()}
+    assert runs[(4,)]["ok"] and runs[(4,)]["bytes"] == 4 * 3800
+
+
 def test_results_written_before_one_run_a_line_are_resumed(tmp_path):
     # results.json as written until 2026-11-29 (indented): read as it is, and
     # the next record writes it one run a line with the earlier runs kept
