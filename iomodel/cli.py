@@ -202,6 +202,16 @@ def _load(path, phases=False):
     return model
 
 
+def _invocations(path, model, cluster=None):
+    """The model's IOR runs (replay/ior.py); a phase no replay can make (a
+    transfer of 2^60 bytes) is refused at once, naming the file and the phase."""
+    from iomodel.replay.ior import ior_invocations
+    try:
+        return ior_invocations(model, cluster)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
 def _number(text):
     """A size as the user wrote it: 32, not 32.0."""
     x = float(text)
@@ -390,6 +400,7 @@ def cmd_predict(args):
         from iomodel.replay.runner import replay
         out = args.replay if args.replay is not True else \
             _default_dir("replay", model["application"]["name"], cluster.name)
+        _invocations(args.model, model)
         _, failures = replay(model, cluster, get_backend(args.backend), out,
                              as_modelled=args.backend == "builtin")     # replay's default
         if failures:
@@ -424,11 +435,11 @@ def _one_cluster(args):
 
 
 def cmd_ior(args):
-    from iomodel.replay.ior import ior_invocations, ior_scripts, to_json, to_sh
+    from iomodel.replay.ior import ior_scripts, to_json, to_sh
     from iomodel.replay.trust import check_launcher_options
     model = _load(args.model, phases=True)
     cluster = _one_cluster(args)
-    invs = ior_invocations(model, cluster)
+    invs = _invocations(args.model, model, cluster)
     if args.format == "json":
         print(json.dumps(to_json(invs), indent=2))
     elif args.format == "ior-script":
@@ -451,6 +462,7 @@ def cmd_replay(args):
     from iomodel.replay.runner import replay
     model = _load(args.model, phases=True)
     cluster = _one_cluster(args)
+    _invocations(args.model, model)
     backend = get_backend(args.backend)
     out = args.output or _default_dir("replay", model["application"]["name"], cluster.name)
     as_modelled = args.as_modelled if args.as_modelled is not None else args.backend == "builtin"
@@ -543,7 +555,10 @@ def cmd_characterize(args):
             raise ValueError(f"--for takes the points from the model(s): not with {', '.join(given)}")
         from iomodel.models import load_model
         from iomodel.replay.characterize import model_points
-        points = model_points([load_model(m) for m in args.for_models])
+        models = [load_model(m) for m in args.for_models]
+        for m, model in zip(args.for_models, models):
+            _invocations(m, model)
+        points = model_points(models)
         nps = sorted({p["np"] for p in points})    # the job of a phase of fewer: the model's largest
     out = args.output or _default_dir("characterize", cluster.name)
     profile, failures = characterize(cluster, backend, out, sizes=_sizes(args.sizes), nps=nps,

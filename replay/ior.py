@@ -24,11 +24,14 @@ multiples of 8, b a multiple of t) is in `Invocation.roundings`.
 
 Nothing here runs IOR (replay/runner.py does).
 """
+import math
 import os
 import re
 import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Optional
+
+import numpy as np
 
 from iomodel.models import rereads, validate
 from iomodel.outputs import comment_text, safe_name
@@ -36,6 +39,10 @@ from iomodel.outputs import comment_text, safe_name
 FORMAT = "iomodel-ior"
 VERSION = 1
 ALIGN = 8                      # IOR: b and t are multiples of sizeof(IOR_size_t)
+# IOR's MPIIO and iomodel_replay hand a transfer to MPI-IO as a count of 8-byte
+# integers in an int, from one buffer of -t bytes
+MAX_TRANSFER = 8 * (2**31 - 1)
+MAX_OFFSET = 2**63 - 1         # a file offset (MPI_Offset, off_t) is signed 64-bit
 
 
 @dataclass
@@ -330,6 +337,7 @@ def _invocation(model, chunk, workdir, defeat):
     if b0 < t or b0 % t:
         b = _nearest_multiple(b0, t)
         roundings.append({"what": "block size (-b)", "from": b0, "to": b})
+    _check_sizes(chunk, t, segments * b * (n if shared else 1))
 
     collective = bool(p.get("collective")) and api == "MPIIO"
     if p.get("collective") is None and api == "MPIIO":
@@ -450,19 +458,36 @@ def idle_openers_job(np, job_np, shared=True, api="MPIIO", collective=False, pie
     return job_np
 
 
+def _check_sizes(chunk, transfer, extent):
+    """A run no replay can make is refused, saying which phases (a hand-edited or
+    extrapolated model's request of 2^60 bytes): a transfer beyond MAX_TRANSFER,
+    or a file that would end past the largest offset."""
+    if transfer > MAX_TRANSFER:
+        raise ValueError(f"{_ids(chunk)}: a transfer (-t) of {transfer} B, more than IOR's MPIIO or "
+                         f"the built-in replayer can move in one call ({MAX_TRANSFER} B: 8-byte "
+                         f"integers counted in an int)")
+    if extent > MAX_OFFSET:
+        raise ValueError(f"{_ids(chunk)}: the replay's file would be {extent} B, past the largest "
+                         f"file offset (2^63 - 1)")
+
+
 def view_piece(piece, transfer):
     """The piece size of a view replaying a phase whose operations cover pieces of
     `piece` bytes on average: the divisor of the transfer nearest it (a transfer
-    is a whole number of pieces), or None when there is no piece or it is the
-    whole transfer (a contiguous transfer)."""
+    is a whole number of pieces: the count of pieces nearest transfer / piece,
+    the smaller of two as near), or None when there is no piece or it is the
+    whole transfer (a contiguous transfer).  Work and memory in sqrt(transfer):
+    the divisors are found in pairs, up to sqrt(MAX_TRANSFER) = 131071."""
     if not piece or piece >= transfer:
         return None
+    if transfer > MAX_TRANSFER:
+        raise ValueError(f"a transfer of {transfer} B: more than {MAX_TRANSFER} B (see _check_sizes)")
     want = max(1, round(transfer / piece))
-    for d in range(0, want):                 # the nearest count of pieces that divides t
-        for k in (want - d, want + d):
-            if 1 <= k <= transfer and transfer % k == 0:
-                return transfer // k if k > 1 else None
-    return None
+    low = np.arange(1, math.isqrt(transfer) + 1, dtype=np.int64)
+    low = low[transfer % low == 0]
+    counts = np.union1d(low, transfer // low)          # every divisor, ascending
+    k = int(counts[np.argmin(np.abs(counts - want))])  # the first of two as near: the smaller
+    return transfer // k if k > 1 else None
 
 
 def ior_invocations(model, cluster=None):

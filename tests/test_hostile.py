@@ -320,6 +320,42 @@ def test_huge_integers_in_bandwidth_points(tmp_path, field, value, message):
         refused(run(*cmd), f"{vc}: {message}")
 
 
+def test_a_request_of_2_to_the_60_bytes_is_refused_at_once(traced, tmp_path, local_vc):
+    """s3d_like at 2 ranks (16^3 doubles): phase 2 writes 256 KiB a rank in
+    4 collective calls through views of 16 KiB pieces.  Edited by hand (or
+    extrapolated far) to one request of R = 2^60 - 1024 B a rank in pieces of
+    480 B: a transfer no replay can make, more than the 8 * (2^31 - 1) B that
+    IOR's MPIIO and the built-in replayer move in one call.  `ior` once spent
+    half an hour looking for a piece size dividing R; `ior`, `replay`,
+    `characterize --for` and `predict --replay` refuse it at once in one line
+    naming the file and the phase, and `replay` writes nothing.  `predict`
+    alone predicts it (no replay): the model's 2^61 B do not fit vc1's 160 GB."""
+    app = traced("s3d_like", 2, "blocking")
+    model = tmp_path / "s3d.json"
+    assert run("analyze", app.trace_dir, "-o", model, "-q").returncode == 0
+    m = json.loads(model.read_text())
+    p, R = m["phases"][1], 2**60 - 1024
+    assert (p["np"], p["iop"], p["rs"], p["offsets"]["piece"]) == (2, 4, 262144, 16384)
+    extra = 2 * R - p["weight"]
+    p.update(request_sizes=[R], iop=1, rs=R, rs_min=R, rs_max=R, weight=2 * R, bandwidth_Bps=None)
+    p["offsets"]["piece"] = 480
+    f = m["files"][p["file"]]
+    f.update(iof_size=f["iof_size"] + extra, size=f["size"] + extra)
+    m.update(weight=m["weight"] + extra, storage_capacity=m["storage_capacity"] + extra)
+    model.write_text(json.dumps(m))
+    message = (f"{model}: phase 2: a transfer (-t) of {R} B, more than IOR's MPIIO or the built-in "
+               "replayer can move in one call (17179869176 B: 8-byte integers counted in an int)")
+    out = tmp_path / "replay"
+    for cmd in (["ior", model], ["ior", model, "--format", "json"], ["replay", model, "--vc", local_vc, "-o", out],
+                ["characterize", "--vc", local_vc, "--for", model, "-o", out],
+                ["predict", model, "--vc", local_vc, "--replay", out]):
+        refused(run(*cmd, timeout=60), message)
+    assert not out.exists()
+    p = run("predict", model, "--vc", "vc1", timeout=60)
+    assert p.returncode == 0 and "NOT FEASIBLE" in p.stdout
+    assert f"storage: the model needs {m['storage_capacity'] / 1e9:.2f} GB" in p.stdout
+
+
 # -------------------------------------------------------------- 7. a child after fork()
 
 def test_a_forked_child_leaves_its_rank_trace_alone(traced):

@@ -416,6 +416,40 @@ def test_view_pieces_not_for_unique_files_nor_whole_transfers():
     assert view_piece(16 * 1024, 48 * 1024) == 16 * 1024 and view_piece(8, 56) == 8
 
 
+def test_view_pieces_of_a_large_transfer_are_found_at_once():
+    """The divisor search once walked the counts of pieces one by one from
+    transfer / piece: 2^60 B in pieces of 480 B ran for half an hour.  Now in
+    sqrt(transfer) steps.  8 * (2^31 - 1) B (the largest transfer: 2^31 - 1 is
+    prime, so its divisors are 1, 2, 4, 8 and those times 2^31 - 1) in pieces
+    of 480 B: 35791394 pieces wanted, the nearest count that divides is 8,
+    pieces of 2^31 - 1 B.  48 B in pieces of 9.6 B: 5 wanted, 4 and 6 as
+    near, the smaller count: pieces of 12 B."""
+    from iomodel.replay.ior import MAX_TRANSFER, view_piece
+    assert MAX_TRANSFER == 8 * (2**31 - 1)
+    assert view_piece(480, MAX_TRANSFER) == 2**31 - 1
+    assert view_piece(9.6, 48) == 12
+    with pytest.raises(ValueError, match="more than 17179869176 B"):
+        view_piece(480, 2**60)
+
+
+@pytest.mark.parametrize("rs, rep, want", [
+    # a request of 2^60 B (pieces of 480): more than one MPI-IO call of IOR or the replayer moves
+    (2**60, 1, "phase 1: a transfer (-t) of 1152921504606846976 B, more than IOR's MPIIO or the "
+               "built-in replayer can move in one call (17179869176 B: 8-byte integers counted in an int)"),
+    # 2^30 repetitions of 8 GiB - 1 B at one process: 2^63 - 2^30 B, but IOR's transfers are
+    # multiples of 8 B: 2^30 of 8 GiB make a file of 2^63 B, one byte past the largest offset
+    (2**33 - 1, 2**30, "phase 1: the replay's file would be 9223372036854775808 B, past the largest file "
+                   "offset (2^63 - 1)"),
+])
+def test_a_phase_no_replay_can_make_is_refused(rs, rep, want):
+    ph = make_phase(1, np=1, rs=rs, rep=rep, contiguous=False, per_rank=None, stride=rs)
+    ph["offsets"]["piece"] = 480
+    ph["bandwidth_Bps"] = None          # (make_phase's weight over 0.5 s is past the schema's numbers)
+    with pytest.raises(ValueError) as e:
+        ior_invocations(make_model([ph], np=1))
+    assert str(e.value) == want
+
+
 def test_phase_of_fewer_processes_than_used_the_file():
     """S3D-IO's header: rank 0 alone writes 512 B into a file the 4 processes then
     write together.  The header's run launches the 4 (job_np), the first takes
