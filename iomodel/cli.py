@@ -194,11 +194,16 @@ def _what_was_seen(path):
 
 def _load(path, phases=False):
     """A model file; phases: one that has some (a model without is nothing to
-    replay or predict)."""
+    replay or predict), and a partial one is said as `analyze` says it (the
+    commands that replay, predict or extrapolate its phases would otherwise
+    pass over the I/O it lacks in silence; `show` prints it in its output)."""
     from iomodel.models import load_model
     model = load_model(path)
     if phases and not model["phases"]:
         raise ValueError(f"{path}: the model has no phases: no I/O to replay or predict")
+    if phases:
+        for line in (model["source"].get("partial") or {}).get("notes", []):
+            print(f"iomodel: warning: {path}: {line}; the model is partial", file=sys.stderr)
     return model
 
 

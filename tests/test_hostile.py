@@ -382,7 +382,10 @@ def test_trace_passes_a_signal_death_on_as_a_shell_does(tmp_path, sig):
 
 # -------------------------------------------------------------- 9. missing and empty ranks
 
-def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_path):
+def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_path, local_vc):
+    """basic_c at 4 ranks, rank 2's trace file removed: trace-info and analyze
+    say so, the model is partial, `show` prints it, and `predict`, `compare`,
+    `ior` and `replay` of the model say it on stderr in analyze's words."""
     run_ = traced("basic_c", 4, env=RANK_FILES)
     (run_.trace_dir / "rank-000002.iot").unlink()
     note = "no trace file for rank 2 of 4: its I/O is not in the trace"
@@ -399,6 +402,12 @@ def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_pa
                                           "notes": [note]}
     assert model["application"]["np"] == 4 and model["application"]["name"] == "basic_c"
     assert f"partial       {note}" in run("show", out).stdout.splitlines()
+    said = f"iomodel: warning: {out}: {note}; the model is partial"
+    for cmd in (["predict", out, "--vc", "vc4"], ["compare", out, "--vc", "vc1", "vc4"], ["ior", out],
+                ["ior", out, "--format", "json"], ["replay", out, "--vc", local_vc, "-o", tmp_path / "r"]):
+        p = run(*cmd)
+        assert p.returncode == 0, (cmd, p.stderr)
+        assert said in p.stderr.splitlines(), (cmd, p.stderr)
 
 
 def test_a_header_claiming_millions_of_ranks_is_said_at_once(traced):
