@@ -76,9 +76,20 @@ class _Job:
         self.laws.append(_law_record(field, f, v))
         return v
 
-    def assume(self, field, value, why):
-        self.assumed.append(f"{field}: {value!r} taken from {self.paths[self.near]} "
-                            f"(np {self.np[self.near]}), {why}")
+    def need(self, field, values, **kw):
+        """law(), where the model cannot go on without the value: no law is an ExtrapolationError."""
+        v = self.law(field, values, **kw)
+        if v is None:
+            got = ", ".join(f"np {n}{'' if len(set(self.size)) == 1 else f' size {s:g}'}: {x}"
+                            for n, s, x in zip(self.np, self.size, values))
+            raise ExtrapolationError(
+                f"{field}: no law of the family fits the inputs' values ({got}) exactly, and a best fit "
+                "needs three inputs or more: add a model at another scale")
+        return v
+
+    def assume(self, field, value, why, at=None):
+        at = self.near if at is None else at
+        self.assumed.append(f"{field}: {value!r} taken from {self.paths[at]} (np {self.np[at]}), {why}")
         return value
 
     def notes(self, lines):
@@ -188,24 +199,34 @@ def _ranks(job, where, texts, nprocs):
                       "the first processes, since the inputs' ranks follow no rule the command knows")
 
 
-def _offsets(job, where, reps, firsts, steps, per_rep):
+def _offsets(job, where, reps, firsts, steps, rep, per_rep, same):
     """A phase's offsets; `firsts` and `steps` (between a run's phases) per input; per_rep:
-    the bytes the target phase moves a repetition."""
+    the bytes the target phase moves a repetition; same: the inputs whose repetitions are
+    the target's kind (the stride is between repetitions)."""
     near = reps[job.near]["offsets"]
     offs = [p["offsets"] for p in reps]
     out = {"first": None, "per_rank": None, "stride": None, "contiguous": near["contiguous"]}
     if all(x is not None for x in firsts):
         out["first"] = job.law(f"{where}.offsets.first", firsts)
     for k in ("stride", "per_rank"):
+        only = list(same) if k == "stride" else list(range(len(reps)))
         vals = [o.get(k) for o in offs]
-        if k == "stride" and all(v is not None and v * o["rep"] == o["weight"] for v, o in zip(vals, reps)):
+        mine = [vals[i] for i in only]
+        like = min(only, key=lambda i: (i != job.near, abs(math.log(job.np[i] / job.target[0])))) \
+            if only else None             # the nearest input of the target's kind
+        if k == "stride" and rep == 1:
+            continue                      # no repetitions to be apart
+        if k == "stride" and only and all(vals[i] is not None and vals[i] * reps[i]["rep"] == reps[i]["weight"]
+                                          for i in only):
             out[k] = per_rep         # a repetition's bytes end to end, in every input
-        elif all(v is not None for v in vals):
+        elif only and all(v is not None for v in mine):
             # per-rank distances come from how the processes split the grid: only a power law is trusted
-            v = job.law(f"{where}.offsets.{k}", vals, affine=k == "stride", exact_only=k == "per_rank")
-            out[k] = v if v is not None else job.assume(f"{where}.offsets.{k}", near[k], "no law fits it")
-        elif near.get(k) is not None:
-            out[k] = job.assume(f"{where}.offsets.{k}", near[k], "the other inputs have none")
+            v = job.law(f"{where}.offsets.{k}", vals, affine=k == "stride", exact_only=k == "per_rank",
+                        only=only)
+            out[k] = v if v is not None else job.assume(f"{where}.offsets.{k}", vals[like], "no law fits it",
+                                                        at=like)
+        elif like is not None and vals[like] is not None:
+            out[k] = job.assume(f"{where}.offsets.{k}", vals[like], "the other inputs have none", at=like)
     if out["per_rank"] is None and "starts" in near:
         job.assumed.append(f"{where}.offsets.starts: the processes' first offsets are left out: they "
                            "depend on how the processes split the data")
@@ -223,10 +244,13 @@ def _offsets(job, where, reps, firsts, steps, per_rep):
     return out, (job.law(f"{where}.step", steps) if None not in steps else None)
 
 
-def _split(rs, iop):
-    """rs bytes as iop requests, the first ones a byte longer where they do not divide."""
-    q, r = divmod(rs, iop)
-    return [q + (k < r) for k in range(iop)]
+def _split(rs, iop, unit=1):
+    """rs bytes as iop requests of whole units where there are enough, the first ones a
+    unit (else a byte) longer where they do not divide."""
+    if rs % unit or rs // unit < iop:
+        unit = 1
+    q, r = divmod(rs // unit, iop)
+    return [(q + (k < r)) * unit for k in range(iop)]
 
 
 def _by_rank(reps):
@@ -248,8 +272,9 @@ def _by_rank(reps):
 
 
 def _sizes(job, where, reps, nprocs, rep):
-    """iop, request_sizes, rs (and rs_groups when the processes cannot move the same), weight."""
-    iop = job.law(f"{where}.iop", [p["iop"] for p in reps])
+    """iop, request_sizes, rs (and rs_groups when the processes cannot move the same), weight,
+    where every input repeats a pattern of as many requests (_same_pattern)."""
+    iop = reps[0]["iop"]
     line = _by_rank(reps)
     if line:
         a, b = line
@@ -260,13 +285,9 @@ def _sizes(job, where, reps, nprocs, rep):
         return {"iop": 1, "request_sizes": [per[0]], "rs": weight // (rep * nprocs), "rs_min": per[0],
                 "rs_max": per[-1], "rs_groups": [{"ranks": str(r), "rs": x, "request_sizes": [x]}
                                                  for r, x in enumerate(per)]}, weight
-    weight = job.law(f"{where}.weight", [p["weight"] for p in reps])
-    if len({p["iop"] for p in reps}) == 1:
-        names = [f"{where}.request_sizes[{k}]" for k in range(iop)]
-        sizes = [job.law(n, [p["request_sizes"][k] for p in reps], mean=True) for k, n in enumerate(names)]
-    else:
-        names = [f"{where}.rs"]
-        sizes = _split(job.law(names[0], [p["rs"] for p in reps], mean=True), iop)
+    weight = job.need(f"{where}.weight", [p["weight"] for p in reps])
+    names = [f"{where}.request_sizes[{k}]" for k in range(iop)]
+    sizes = [job.need(n, [p["request_sizes"][k] for p in reps], mean=True) for k, n in enumerate(names)]
     out = {"iop": iop, "request_sizes": sizes, "rs": sum(sizes)}
     total = nprocs * rep
     w, ss = job.fits[f"{where}.weight"], [job.fits[n] for n in names]
@@ -285,8 +306,7 @@ def _sizes(job, where, reps, nprocs, rep):
         return out, weight
     # the processes cannot all move the same: as a block division with remainders in the
     # largest unit all the inputs' requests are made of (for a grid, a whole number of cells)
-    unit = reduce(math.gcd, [s for p in reps for s in p["request_sizes"]] +
-                  [g["rs"] for p in reps for g in p.get("rs_groups", [])])
+    unit = _unit(reps)
     if weight % rep == 0:
         unit = math.gcd(unit, weight // rep)        # an exact weight is kept: the unit divides it
         if weight // (unit * rep) < nprocs:
@@ -302,7 +322,7 @@ def _sizes(job, where, reps, nprocs, rep):
     plural = "s" if q > 1 else ""
     out["rs"] = weight // total
     out["rs_min"], out["rs_max"] = q * unit, (q + (r > 0)) * unit
-    out["rs_groups"] = [{"ranks": format_ranks(ranks), "rs": n * unit, "request_sizes": _split(n * unit, iop)}
+    out["rs_groups"] = [{"ranks": format_ranks(ranks), "rs": n * unit, "request_sizes": _split(n * unit, iop, unit)}
                         for ranks, n in ((range(r), q + 1), (range(r, nprocs), q)) if ranks]
     out["request_sizes"] = _split(out["rs"], iop)       # the mean process's, as the paper's tables give
     if r:
@@ -317,15 +337,94 @@ def _sizes(job, where, reps, nprocs, rep):
     return out, weight
 
 
+def _unit(reps):
+    """The largest unit every input's requests are made of (for a grid, a whole number of cells)."""
+    return reduce(math.gcd, [s for p in reps for s in p["request_sizes"]] +
+                  [s for p in reps for g in p.get("rs_groups", []) for s in g["request_sizes"]])
+
+
+def _operations(p):
+    """A phase's operations: every process's, every repetition's."""
+    groups = p.get("rs_groups") or [{"ranks": p["ranks"], "request_sizes": p["request_sizes"]}]
+    return p["rep"] * sum(len(parse_ranks(g["ranks"])) * len(g["request_sizes"]) for g in groups)
+
+
+def _one_size(p):
+    """Every operation of the phase moves the same bytes (analyze's pattern of one request)."""
+    return not p.get("rs_groups") and len(set(p["request_sizes"])) == 1
+
+
+def _same_pattern(job, reps):
+    """Every input repeats a pattern of as many requests, and the target's processes can all
+    repeat theirs as many times: rep and the request sizes then get laws of their own."""
+    if len({p["iop"] for p in reps}) > 1:
+        return False
+    f = fit(job.np, job.size, [p["rep"] for p in reps], target=job.target)
+    return f is None or not f.exact or abs(f.law(*job.target) - round(f.law(*job.target))) < 1e-6
+
+
+def _by_operations(job, where, reps, nprocs):
+    """(sizes, weight, rep, same) where the inputs' patterns differ or the target's processes
+    cannot all make as many requests: NAS BT-IO simple writes a row of its cells a request,
+    one size repeated (iop 1, rep the rows) where the cells divide the grid, and no period
+    (iop the rows, rep 1) where they do not (np 25 of a 24^3 grid: 115 or 116 rows of 160
+    or 200 B).  The phase's operations and bytes, each with its law, are what every input
+    has alike; at the target they give one size repeated where they divide evenly, else a
+    division over the processes (same: the inputs of the target's kind)."""
+    ops = job.need(f"{where}.operations", [_operations(p) for p in reps])
+    weight = job.need(f"{where}.weight", [p["weight"] for p in reps])
+    even = [i for i, p in enumerate(reps) if _one_size(p)]
+    kinds = "; ".join(f"{job.paths[i]} (np {job.np[i]}): rep {reps[i]['rep']} of {reps[i]['iop']} request"
+                      f"{'s' * (reps[i]['iop'] > 1)}{'' if i in even else ' of several sizes'}"
+                      for i in range(len(reps)))
+    if ops % nprocs == 0 and weight % ops == 0:
+        rs = weight // ops
+        if len(even) < len(reps):
+            job.approximate.append(f"{where}: the inputs' patterns differ ({kinds}); their operations "
+                                   f"({ops}) and bytes divide evenly at the target: {ops // nprocs} "
+                                   f"requests of {rs} B a process" +
+                                   ("" if even else ", as none of the inputs shows"))
+        return {"iop": 1, "request_sizes": [rs], "rs": rs, "rs_min": rs, "rs_max": rs}, weight, ops // nprocs, even
+    uneven = [i for i in range(len(reps)) if i not in even]
+    rep = job.law(f"{where}.rep", [p["rep"] for p in reps], only=uneven) if uneven else None
+    if not rep or ops % rep or weight % rep:
+        rep, uneven = 1, []
+    per, unit = ops // rep, math.gcd(_unit(reps), weight // rep)
+    if per < nprocs:
+        raise ExtrapolationError(f"{where}: {ops} operations for {nprocs} processes at np {job.target[0]}: "
+                                 "fewer than one a process")
+    (qo, ro), (qb, rb) = divmod(per, nprocs), divmod(weight // rep // unit, nprocs)
+    cuts = sorted({0, ro, rb, nprocs})
+    groups = []
+    for a, b in zip(cuts, cuts[1:]):
+        n, size = qo + (a < ro), (qb + (a < rb)) * unit
+        groups.append({"ranks": format_ranks(range(a, b)), "rs": size, "request_sizes": _split(size, n, unit)})
+    out = {"iop": len(groups[0]["request_sizes"]), "request_sizes": groups[0]["request_sizes"],
+           "rs": weight // (nprocs * rep), "rs_min": min(g["rs"] for g in groups),
+           "rs_max": max(g["rs"] for g in groups)}
+    if len(groups) > 1:
+        out["rs_groups"] = groups
+    job.approximate.append(
+        f"{where}: {ops} operations of {weight} B in all do not divide evenly over {nprocs} processes"
+        + (f" ({kinds})" if len(even) < len(reps) else "")
+        + f"; split as a 1-D block division of {per} operations and of {weight // rep} B in units of "
+        f"{unit} B a repetition, {rep} repetition{'s' * (rep > 1)}; the application's own split may differ")
+    return out, weight, rep, uneven
+
+
 def _phase(job, where, reps, rep_id, firsts, steps):
     """One phase of the target from the inputs' phases of the same place."""
     near = reps[job.near]
-    nprocs = job.law(f"{where}.np", [p["np"] for p in reps])
+    nprocs = job.need(f"{where}.np", [p["np"] for p in reps])
     if not 1 <= nprocs <= job.target[0]:
         raise ExtrapolationError(f"{where}: the law of its processes gives {nprocs} at np {job.target[0]}")
-    rep = max(1, job.law(f"{where}.rep", [p["rep"] for p in reps]))
-    sizes, weight = _sizes(job, where, reps, nprocs, rep)
-    offsets, step = _offsets(job, where, reps, firsts, steps, weight // rep)
+    if _same_pattern(job, reps):
+        rep = max(1, job.need(f"{where}.rep", [p["rep"] for p in reps]))
+        sizes, weight = _sizes(job, where, reps, nprocs, rep)
+        same = range(len(reps))
+    else:
+        sizes, weight, rep, same = _by_operations(job, where, reps, nprocs)
+    offsets, step = _offsets(job, where, reps, firsts, steps, rep, weight // rep, same)
     p = {"id": rep_id, "file": near["file"], "operation": near["operation"]}
     for k in ("routine", "interface", "collective", "metadata", "own_open", "synced"):
         if k in near:
@@ -406,7 +505,7 @@ def _files(job, phases):
     for fid, near in enumerate(job.models[job.near]["files"]):
         mine = [p for p in phases if p["file"] == fid]
         fs = [m["files"][fid] for m in job.models]
-        nprocs = job.law(f"files[{fid}].np", [f["np"] for f in fs])
+        nprocs = job.need(f"files[{fid}].np", [f["np"] for f in fs])
         f = {"id": fid, "name": near["name"], "paths": near["paths"], "access_type": near["access_type"],
              "np": min(nprocs, job.target[0]), "access_mode": near["access_mode"], "role": near["role"]}
         if near["access_type"] == "unique" and re.search(r"\{rank(\+1)?\}", near["name"]):
@@ -456,7 +555,7 @@ def extrapolate(inputs, np_, size=None, sizes=None):
     for k in range(len(runs[0])):
         reps = [r[k][0] for r in runs]
         where = f"run {k + 1}"
-        length = job.law(f"{where}.phases", [len(r[k]) for r in runs])
+        length = job.need(f"{where}.phases", [len(r[k]) for r in runs])
         steps = [r[k][1]["offsets"]["first"] - r[k][0]["offsets"]["first"]
                  if len(r[k]) > 1 and r[k][1]["offsets"]["first"] is not None
                  and r[k][0]["offsets"]["first"] is not None else None for r in runs]

@@ -31,6 +31,7 @@ APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
         "random_io": ("random_io", "4096", "8"),
         "py_io": ("py_io", "16", "3"),
         "varsize": ("ior_like", "varsize", "1"),
+        "bt_simple": ("bt_simple",),
         "alternate": ("ior_like", "alternate", "1")}
 
 
@@ -311,3 +312,63 @@ def test_btio_like_pieces_at_a_grid_between(models):
     assert shape(ext) == shape(real)
     assert [p["offsets"]["piece"] for p in ext["phases"]] == [p["offsets"]["piece"] for p in real["phases"]] \
         == [20 * 24 ** 2] * 4
+
+
+def _operations(p):
+    """Every operation of a phase: its processes' requests, every repetition."""
+    groups = p.get("rs_groups") or [{"ranks": p["ranks"], "request_sizes": p["request_sizes"]}]
+    return p["rep"] * sum(len(parse_ranks(g["ranks"])) * len(g["request_sizes"]) for g in groups)
+
+
+@pytest.mark.parametrize("ins,target", [((4, 9, 25), 16), ((16, 25), 36)])
+def test_bt_simple_with_an_uneven_input(models, ins, target):
+    """NAS BT-IO simple's rows (tests/programs/bt_simple.c, 12^3 points of 40 B, 3 dumps): at
+    np 4, 9, 16 and 36 its cells divide the grid, every row of a process is one size and
+    analyze gives rep = the rows, iop 1; at np 25 (widths 3 3 2 2 2) a process writes 28 to 30
+    rows of 120 or 80 B with no shorter period: rep 1, iop 29 (the lowest rank's).  Both
+    describe 144 q rows a dump (q = sqrt(np)) of 69120 B in all, which the extrapolation fits:
+    at np 16, 4 cells of 3 x 3 rows = 36 rows of 120 B a process; at np 36, 6 cells of 2 x 2
+    = 24 rows of 80 B."""
+    b25 = models("bt_simple", 25)[1]
+    assert [(p["iop"], p["rep"], _operations(p), p["weight"]) for p in b25["phases"]] == \
+        [(29, 1, 720, 69120)] * 3 + [(29, 3, 2160, 207360)]
+    ext = extrapolate([models("bt_simple", n) for n in ins], target)
+    assert shape(ext) == shape(models("bt_simple", target)[1])
+    rows, size = {16: (36, 120), 36: (24, 80)}[target]
+    assert [(p["np"], p["iop"], p["request_sizes"], p["rep"], p["weight"]) for p in ext["phases"]] == \
+        [(target, 1, [size], rows, 69120)] * 3 + [(target, 1, [size], 3 * rows, 207360)]
+    laws = {x["field"]: x["law"] for x in ext["source"]["extrapolated"]["laws"]}
+    assert laws["run 1.operations"] == "144 * np^1/2" and laws["run 2.operations"] == "432 * np^1/2"
+    assert any(x.startswith("run 1: the inputs' patterns differ") for x in ext["source"]["extrapolated"]["approximate"])
+
+
+def test_bt_simple_to_an_uneven_target(models):
+    """From np 4, 9 and 16 to 25: 144 x 5 = 720 rows a dump, 28.8 a process, and 69120 B, 1728
+    cells of 40 B (the inputs' requests' unit).  As a block division: 720 = 25 x 28 + 20 rows,
+    1728 = 25 x 69 + 3 cells, so ranks 0-2 write 29 rows of 70 cells (12 rows of 3 cells, 17
+    of 2), ranks 3-19 29 rows of 69 (11 of 3, 18 of 2), ranks 20-24 28 rows of 69 (13 of 3,
+    15 of 2).  The read-back: 2160 rows (25 x 86 + 10) of 5184 cells (25 x 207 + 9), rep 1:
+    no input repeats an uneven pattern to tell that the application's repeats 3 times.
+    The real np 25 (analyze: rows 28, 29 or 30 by the process's Y coordinate) has the same
+    operations and bytes."""
+    ext = extrapolate([models("bt_simple", n) for n in (4, 9, 16)], 25)
+    real = models("bt_simple", 25)[1]
+
+    def sizes(n3, n2):
+        return [120] * n3 + [80] * n2
+    w = ext["phases"][0]
+    assert (w["iop"], w["rep"], w["rs"], w["rs_min"], w["rs_max"], w["weight"]) == (29, 1, 2764, 2760, 2800, 69120)
+    assert w["rs_groups"] == [{"ranks": "0-2", "rs": 2800, "request_sizes": sizes(12, 17)},
+                              {"ranks": "3-19", "rs": 2760, "request_sizes": sizes(11, 18)},
+                              {"ranks": "20-24", "rs": 2760, "request_sizes": sizes(13, 15)}]
+    r = ext["phases"][3]
+    assert (r["iop"], r["rep"], r["rs"], r["weight"]) == (87, 1, 8294, 207360)
+    assert [(g["ranks"], g["rs"], len(g["request_sizes"])) for g in r["rs_groups"]] == \
+        [("0-8", 8320, 87), ("9", 8280, 87), ("10-24", 8280, 86)]
+    assert [(p["np"], p["ranks"], _operations(p), p["weight"]) for p in ext["phases"]] == \
+        [(p["np"], p["ranks"], _operations(p), p["weight"]) for p in real["phases"]]
+    assert [p["rs"] for p in real["phases"]] == [2764] * 4        # a repetition: a dump
+    assert ext["runs"] == real["runs"] and ext["files"][0]["size"] == real["files"][0]["size"] == 207360
+    assert sum("do not divide evenly over 25 processes" in x
+               for x in ext["source"]["extrapolated"]["approximate"]) == 2
+
