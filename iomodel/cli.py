@@ -267,6 +267,50 @@ def _input_sizes(args, models):
     return sizes
 
 
+def _grid(text, what):
+    """A process grid as the user wrote it: 4x2x2."""
+    try:
+        grid = [int(x) for x in text.lower().split("x")]
+    except ValueError:
+        grid = [0]
+    if min(grid) < 1:
+        raise ValueError(f"{what} {text}: give the processes along each axis, fastest-varying first, "
+                         "as 4x2x2")
+    return grid
+
+
+def _input_grids(args, models):
+    """Each input model's process grid: --grids, or its command line's --grid-args arguments."""
+    if args.grids and args.grid_args:
+        raise ValueError("--grids and --grid-args both give the models' grids: give one of them")
+    if args.grids:
+        return [_grid(g, "--grids") for g in args.grids.split(",")]
+    if not args.grid_args:
+        return None
+    try:
+        ks = [int(k) for k in args.grid_args.split(",")]
+    except ValueError:
+        raise ValueError(f"--grid-args {args.grid_args}: give argument numbers, comma-separated "
+                         "(0 is the program)") from None
+    grids = []
+    for path, m in models:
+        ext = m["source"].get("extrapolated")
+        if ext:       # its command line is its nearest input's
+            if not ext.get("grid"):
+                raise ValueError(f"{path}: an extrapolated model with no grid of its own; give the "
+                                 "grids with --grids")
+            grids.append(ext["grid"])
+            continue
+        cmd = m["application"]["command"]
+        shown = " ".join(cmd) if cmd else "not recorded"
+        missing = [k for k in ks if not 0 <= k < len(cmd)]
+        if missing:
+            raise ValueError(f"{path}: its command line ({shown}) has no argument {missing[0]} (0 is the program)")
+        grids.append(_grid("x".join(cmd[k] for k in ks), f"{path}: arguments {args.grid_args} of its command "
+                           f"line ({shown}):"))
+    return grids
+
+
 def cmd_extrapolate(args):
     from iomodel.models import save_model
     from iomodel.models.extrapolate import extrapolate
@@ -275,7 +319,9 @@ def cmd_extrapolate(args):
     sizes = _input_sizes(args, models)
     if args.size is not None and args.size <= 0:
         return fail(f"--size {args.size}: give a positive size")
-    model = extrapolate(models, args.np, size=args.size, sizes=sizes)
+    grids = _input_grids(args, models)
+    grid = _grid(args.grid, "--grid") if args.grid else None
+    model = extrapolate(models, args.np, size=args.size, sizes=sizes, grid=grid, grids=grids)
     ext = model["source"]["extrapolated"]
     for line in ext["approximate"]:
         print(f"iomodel: note: approximate: {line}", file=sys.stderr)
@@ -651,6 +697,13 @@ def build_parser():
     x.add_argument("--sizes", metavar="S1,S2,...", help="each input model's problem size, in order")
     x.add_argument("--size-arg", type=int, metavar="K",
                    help="read each input's size from argument K of its recorded command line (0: the program)")
+    x.add_argument("--grid", metavar="PxQxR",
+                   help="the target's process grid, the array's fastest-varying axis first (a view's "
+                   "pieces follow it); needs --grids or --grid-args")
+    x.add_argument("--grids", metavar="G1,G2,...", help="each input model's process grid (as --grid), in order")
+    x.add_argument("--grid-args", metavar="K,L,M",
+                   help="read each input's grid from arguments K, L, M of its recorded command line, "
+                   "fastest-varying axis first (S3D-IO: 4,5,6)")
     x.add_argument("-o", "--output", default="model-extrapolated.json",
                    help="model file (default: %(default)s)")
     x.add_argument("--all-laws", action="store_true", help="list the constant laws too")

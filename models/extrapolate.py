@@ -37,11 +37,13 @@ def _law_record(field, f, value):
 class _Job:
     """The inputs, the target, and what the extrapolation finds on the way."""
 
-    def __init__(self, inputs, np_, size, sizes):
+    def __init__(self, inputs, np_, size, sizes, grid=None, grids=None):
         self.paths = [str(p) for p, _ in inputs]
         self.models = [m for _, m in inputs]
         self.np = [m["application"]["np"] for m in self.models]
         self.size = list(sizes) if sizes else [1] * len(self.models)
+        # process grids, the array's fastest-varying axis first (None: not given)
+        self.grid, self.grids = (tuple(grid), [tuple(g) for g in grids]) if grid else (None, None)
         self.target = (np_, size if size is not None else self.size[0])
         self.laws, self.approximate, self.assumed, self.fits = [], [], [], {}
         # the input nearest the target, in log size then log np: the source of what no law gives
@@ -231,17 +233,59 @@ def _offsets(job, where, reps, firsts, steps, rep, per_rep, same):
         job.assumed.append(f"{where}.offsets.starts: the processes' first offsets are left out: they "
                            "depend on how the processes split the data")
     if "piece" in near:
-        vals = [o.get("piece") for o in offs]
-        v = job.law(f"{where}.offsets.piece", vals, affine=False, exact_only=True) if None not in vals else None
-        same = [i for i, n in enumerate(job.np) if n == job.target[0] and vals[i] is not None]
-        if not v and len({job.size[i] for i in same}) > 1:
-            # a view's pieces at the target's np, over sizes: the same split of a larger grid
-            v = job.law(f"{where}.offsets.piece", vals, affine=False, exact_only=True, only=same)
-        out["piece"] = v if v else job.assume(f"{where}.offsets.piece", near["piece"],
-                                              "a view's pieces depend on how the processes split the data")
+        out["piece"] = _piece(job, f"{where}.offsets.piece", [o.get("piece") for o in offs])
     if "nested" in near:
         job.assumed.append(f"{where}.offsets.nested: left out (its counts depend on the split)")
     return out, (job.law(f"{where}.step", steps) if None not in steps else None)
+
+
+def _first_split(grid):
+    """The first axis, fastest-varying first, that a process grid splits (None: none)."""
+    return next((k for k, n in enumerate(grid) if n > 1), None)
+
+
+def _grid_text(grid):
+    return "x".join(map(str, grid))
+
+
+def _piece(job, field, vals):
+    """A view's mean piece at the target.  A block decomposition's contiguous ranges run
+    along the axes the grid leaves whole, fastest first, and end on the first one it
+    splits (axis k, p_k processes): a piece is the bytes of those axes' points over p_k.
+    So piece x p_k is the same in every input that splits axis k first (S3D-IO 32^3:
+    128 B x 2 at np 2, 4 and 8; 64 B at 4x2x2), and nothing else about np tells it."""
+    if job.grid is None:
+        same = [i for i, n in enumerate(job.np) if n == job.target[0] and vals[i] is not None]
+        if len({job.size[i] for i in same}) > 1:
+            # the inputs at the target's np, over sizes: the same split of a larger grid, if
+            # the target splits its processes as they do
+            v = job.law(field, vals, affine=False, exact_only=True, only=same)
+            if v:
+                job.assumed.append(f"{field}: {v}, by the law of the inputs at np {job.target[0]}, if the "
+                                   "target splits its processes as they do (--grid and --grids say how)")
+                return v
+        return job.assume(field, vals[job.near], "a view's pieces follow the process grid, which the "
+                          "inputs do not give (--grid, and --grids or --grid-args, give it)")
+    k = _first_split(job.grid)
+    like = [i for i, g in enumerate(job.grids) if _first_split(g) == k and vals[i] is not None]
+    spans = [v * g[k] if i in like else None for i, (v, g) in enumerate(zip(vals, job.grids))]
+    # a law in the size alone: the same points split over more processes along axis k
+    f = fit([1] * len(like), [job.size[i] for i in like], [spans[i] for i in like], affine=False,
+            target=(1, job.target[1])) if like else None
+    if f is None or not f.exact:
+        why = (f"the inputs that split axis {k + 1} first give pieces x its processes ("
+               + ", ".join(f"np {job.np[i]}: {spans[i]}" for i in like) + ") that follow no law in the "
+               "size alone: not a block decomposition's" if like else
+               f"no input's grid splits axis {k + 1} first, as the target's {_grid_text(job.grid)} does; a "
+               "model of a run whose grid does would give it")
+        return job.assume(field, vals[job.near], why)
+    span = f.law(1, job.target[1])
+    v = max(1, round(span / job.grid[k]))
+    text = str(f.law) if f.law.kind == "constant" else f"({f.law})"
+    job.laws.append({"field": field, "law": f"{text} / p{k + 1}", "kind": "by grid", "c0": 0.0,
+                     "c1": round(span, 9), "a": "0", "b": str(f.law.b), "exact": True, "max_residual": 0,
+                     "value": v})
+    return v
 
 
 def _split(rs, iop, unit=1):
@@ -535,9 +579,31 @@ def _clock_step(job, where, runs, k):
     return job.law(f"{where}.logical_time.step", steps) if None not in steps else None
 
 
-def extrapolate(inputs, np_, size=None, sizes=None):
+def _check_grids(inputs, np_, grid, grids):
+    """The process grids: given for the target and every input, as many axes each, and as
+    many processes as each one's np."""
+    if (grid is None) != (grids is None):
+        raise ExtrapolationError("--grid needs each input's grid (--grids or --grid-args)" if grid else
+                                 "the inputs' grids need the target's: give it with --grid")
+    if grid is None:
+        return
+    if len(grids) != len(inputs):
+        raise ExtrapolationError(f"{len(grids)} grids for {len(inputs)} models")
+    if len({len(g) for g in [grid, *grids]}) > 1:
+        raise ExtrapolationError("the grids have different numbers of axes (" + ", ".join(
+            _grid_text(g) for g in [grid, *grids]) + "): give each with the same axes, fastest-varying first")
+    for (path, m), g in zip(inputs, grids):
+        if math.prod(g) != m["application"]["np"]:
+            raise ExtrapolationError(f"{path}: its grid {_grid_text(g)} is {math.prod(g)} processes, not its "
+                                     f"np {m['application']['np']}")
+    if math.prod(grid) != np_:
+        raise ExtrapolationError(f"--grid {_grid_text(grid)} is {math.prod(grid)} processes, not --np {np_}")
+
+
+def extrapolate(inputs, np_, size=None, sizes=None, grid=None, grids=None):
     """The model at np_ (and size), from [(path, model), ...] at other scales;
-    sizes: each input's size parameter (needed with `size`)."""
+    sizes: each input's size parameter (needed with `size`); grid, grids: the
+    target's and each input's process grid, the array's fastest-varying axis first."""
     if not 2 <= np_ <= MAX_NP:
         raise ExtrapolationError(f"--np {np_}: give a process count from 2 to {MAX_NP}")
     if size is not None and not sizes:
@@ -548,7 +614,8 @@ def extrapolate(inputs, np_, size=None, sizes=None):
     if sizes and size is None and len(set(sizes)) > 1:
         raise ExtrapolationError(f"the inputs are at sizes {', '.join(f'{x:g}' for x in sizes)}: give the "
                                  "target's with --size")
-    job = _Job(inputs, np_, size, sizes)
+    _check_grids(inputs, np_, grid, grids)
+    job = _Job(inputs, np_, size, sizes, grid, grids)
     _check_inputs(job)
     runs = _match(job)
     phases = []
@@ -590,8 +657,10 @@ def _assemble(job, phases):
     feats = [m["application"]["features"] for m in job.models]
     app["features"] = {k: (feats[0][k] if all(f[k] == feats[0][k] for f in feats) else near["features"][k])
                        for k in near["application"]["features"]}
-    ext = {"from": [{"path": p, "np": n, "size": s} for p, n, s in zip(job.paths, job.np, job.size)],
+    ext = {"from": [{"path": p, "np": n, "size": s, **({"grid": list(g)} if job.grid else {})}
+                    for p, n, s, g in zip(job.paths, job.np, job.size, job.grids or job.np)],
            "np": job.target[0], "size": job.target[1] if len(set(job.size)) > 1 else None,
+           **({"grid": list(job.grid)} if job.grid else {}),
            "nearest": job.paths[job.near], "laws": job.laws,
            "approximate": job.notes(job.approximate), "assumed": job.notes(job.assumed)}
     source = {"kind": "extrapolated", "path": None,

@@ -22,16 +22,18 @@ _NULL_OR = lambda s: {"anyOf": [s, {"type": "null"}]}  # noqa: E731
 _MODE = {"enum": ["strided", "sequential", "random", "unknown"]}
 _RANGES = {"type": "string", "pattern": "ranks"}
 
+_GRID = {"type": "array", "items": _POS}     # a process grid, the array's fastest-varying axis first
 # a model made by `iomodel extrapolate`: from which models, by which laws (models/extrapolate.py)
 _EXTRAPOLATED = {
     "type": "object", "required": ["from", "np", "size", "laws", "approximate", "assumed"],
     "properties": {
         "from": {"type": "array", "items": {"type": "object", "required": ["path", "np", "size"],
-                                            "properties": {"path": _STR, "np": _NP, "size": _NUM}}},
-        "np": _NP, "size": _NULL_OR(_NUM), "nearest": _STR,
+                                            "properties": {"path": _STR, "np": _NP, "size": _NUM,
+                                                           "grid": _GRID}}},
+        "np": _NP, "size": _NULL_OR(_NUM), "grid": _GRID, "nearest": _STR,
         "laws": {"type": "array", "items": {
             "type": "object", "required": ["field", "law", "kind", "exact", "value"],
-            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine", "by rank"]},
+            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine", "by rank", "by grid"]},
                            "c0": {"type": "number"}, "c1": {"type": "number"}, "a": _STR, "b": _STR,
                            "exact": _BOOL, "max_residual": _NUM, "value": {"type": "number"}}}},
         "approximate": {"type": "array", "items": _STR},

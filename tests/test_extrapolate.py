@@ -32,6 +32,9 @@ APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
         "py_io": ("py_io", "16", "3"),
         "varsize": ("ior_like", "varsize", "1"),
         "bt_simple": ("bt_simple",),
+        # s3d_like 32^3 on the process grid PX x PY x PZ its name ends with
+        **{f"s3d_like-32-{g}": ("s3d_like", "blocking", "32", "32", "32", *g)
+           for g in ("112", "122", "222", "224", "114", "118")},
         "alternate": ("ior_like", "alternate", "1")}
 
 
@@ -372,3 +375,76 @@ def test_bt_simple_to_an_uneven_target(models):
     assert sum("do not divide evenly over 25 processes" in x
                for x in ext["source"]["extrapolated"]["approximate"]) == 2
 
+
+
+# s3d_like's array is C order, Z fastest: its grid PX x PY x PZ is PZ x PY x PX fastest first
+Z_SPLIT = [("112", 2), ("122", 4), ("222", 8)]         # every input splits Z in 2
+Z_ONLY = [("112", 2), ("114", 4), ("118", 8)]          # Z alone, in 2, 4, 8
+
+
+def fastest_first(g):
+    return [int(x) for x in reversed(g)]
+
+
+@pytest.mark.parametrize("inputs", [Z_SPLIT, Z_ONLY], ids=["z-split-in-2", "z-only"])
+def test_pieces_follow_the_process_grid(models, inputs):
+    """s3d_like 32^3 at np 16 on 2 x 2 x 4: each process's block is 8 x 16 x 16 points, its
+    contiguous ranges run along Z, 32 / 4 = 8 doubles: a piece of 64 B.  The inputs split Z
+    first too, in PZ: pieces of 8 x 32 / PZ = 128 B (in 2: a constant that said 128 at 16),
+    or 128, 64, 32 at np 2, 4, 8 (Z alone: a law 256 / np that said 16).  With the grids,
+    piece x PZ = 256 in every input, over the target's PZ = 4: 64, as the real trace's."""
+    ins = [models(f"s3d_like-32-{g}", n) for g, n in inputs]
+    real = models("s3d_like-32-224", 16)[1]
+    assert [p["offsets"].get("piece") for p in real["phases"]] == [None, 64] * 5
+    ext = extrapolate(ins, 16, grid=[4, 2, 2], grids=[fastest_first(g) for g, _ in inputs])
+    assert shape(ext) == shape(real)
+    assert [p["offsets"].get("piece") for p in ext["phases"]] == [None, 64] * 5
+    laws = {x["field"]: x for x in ext["source"]["extrapolated"]["laws"]}
+    assert (laws["run 2.offsets.piece"]["law"], laws["run 2.offsets.piece"]["kind"]) == ("256 / p1", "by grid")
+    assert ext["source"]["extrapolated"]["grid"] == [4, 2, 2]
+    assert [x["grid"] for x in ext["source"]["extrapolated"]["from"]] == [fastest_first(g) for g, _ in inputs]
+    # without the grids: the nearest input's piece, said to be assumed, and no law
+    blind = extrapolate(ins, 16)
+    near = inputs[-1][1]
+    assert [p["offsets"].get("piece") for p in blind["phases"]] == [None, 8 * 32 // int(inputs[-1][0][2])] * 5
+    assert not any(x["field"].endswith("piece") for x in blind["source"]["extrapolated"]["laws"])
+    assert any(x.startswith("runs 2, 4, 6, 8, 10: offsets.piece: ") and f"(np {near}), a view's pieces follow "
+               "the process grid, which the inputs do not give" in x for x in blind["source"]["extrapolated"]["assumed"])
+
+
+def test_pieces_of_an_axis_no_input_splits_first(models):
+    """A target that splits X (fastest first: 1 x 1 x 16) where every input splits Z first:
+    nothing tells its pieces, said."""
+    ins = [models(f"s3d_like-32-{g}", n) for g, n in Z_SPLIT]
+    ext = extrapolate(ins, 16, grid=[1, 1, 16], grids=[fastest_first(g) for g, _ in Z_SPLIT])
+    assert [p["offsets"].get("piece") for p in ext["phases"]] == [None, 128] * 5
+    assert any("offsets.piece: 128 taken from" in x and "no input's grid splits axis 3 first, as the target's "
+               "1x1x16 does" in x for x in ext["source"]["extrapolated"]["assumed"])
+    with pytest.raises(ExtrapolationError, match=r"^--grid 4x2x2 is 16 processes, not --np 8$"):
+        extrapolate(ins, 8, grid=[4, 2, 2], grids=[fastest_first(g) for g, _ in Z_SPLIT])
+    with pytest.raises(ExtrapolationError, match=r"s3d_like-32-122-4-model\.json: its grid 2x2x2 is 8 processes, "
+                       r"not its np 4$"):
+        extrapolate(ins, 16, grid=[4, 2, 2], grids=[[2, 1, 1], [2, 2, 2], [2, 2, 2]])
+    with pytest.raises(ExtrapolationError, match=r"^--grid needs each input's grid \(--grids or --grid-args\)$"):
+        extrapolate(ins, 16, grid=[4, 2, 2])
+
+
+def test_cli_reads_the_grids_from_the_command_lines(models, tmp_path):
+    """s3d_like's PX PY PZ are its arguments 6, 7, 8: fastest first, 8,7,6."""
+    ins = [models(f"s3d_like-32-{g}", n)[0] for g, n in Z_SPLIT]
+    out = tmp_path / "at16.json"
+    p = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "16", "--grid", "4x2x2", "--grid-args", "8,7,6",
+                                  "-o", str(out), "-q"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    m = load_model(out)
+    assert [p["offsets"].get("piece") for p in m["phases"]] == [None, 64] * 5
+    assert [x["grid"] for x in m["source"]["extrapolated"]["from"]] == [[2, 1, 1], [2, 2, 1], [2, 2, 2]]
+    bad = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "16", "--grid", "4x2", "--grid-args", "8,7,6"],
+                         capture_output=True, text=True)
+    assert (bad.returncode, bad.stderr.strip()) == (2, "iomodel: error: the grids have different numbers of axes "
+                                                    "(4x2, 2x1x1, 2x2x1, 2x2x2): give each with the same axes, "
+                                                    "fastest-varying first")
+    bad = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "16", "--grid", "4x0x2", "--grids", "2x1x1"],
+                         capture_output=True, text=True)
+    assert (bad.returncode, bad.stderr.strip()) == (2, "iomodel: error: --grid 4x0x2: give the processes along "
+                                                    "each axis, fastest-varying first, as 4x2x2")

@@ -1,8 +1,9 @@
 /* s3d_like.c -- S3D-IO-like checkpointing (PnetCDF methods, as in the paper).
  *
- * usage: s3d_like OUTDIR blocking|nonblocking [GX GY GZ]   (default 16 16 16)
+ * usage: s3d_like OUTDIR blocking|nonblocking [GX GY GZ [PX PY PZ]]   (default 16 16 16)
  *
- * The grid GX x GY x GZ of doubles is block-decomposed with
+ * The grid GX x GY x GZ of doubles is block-decomposed over a process grid
+ * dims = PX x PY x PZ (as S3D-IO takes it; PX*PY*PZ = nprocs), by default
  * MPI_Dims_create(nprocs, 3, dims) exactly as btio_like.c does (rank r at
  * coordinates (r / (dims[1]*dims[2]), (r / dims[2]) % dims[1], r % dims[2]),
  * every dimension divisible by its dims[] entry).  L = local cells * 8 bytes,
@@ -122,7 +123,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (argc < 3)
-        die("usage: s3d_like OUTDIR blocking|nonblocking [GX GY GZ]");
+        die("usage: s3d_like OUTDIR blocking|nonblocking [GX GY GZ [PX PY PZ]]");
     if (strcmp(argv[2], "blocking") == 0)
         nonblocking = 0;
     else if (strcmp(argv[2], "nonblocking") == 0)
@@ -132,10 +133,15 @@ int main(int argc, char **argv)
     if (argc >= 6)
         for (k = 0; k < 3; k++)
             gsz[k] = atoi(argv[3 + k]);
-    if (gsz[0] < 1 || gsz[1] < 1 || gsz[2] < 1)
+    if (argc >= 9)
+        for (k = 0; k < 3; k++)
+            dims[k] = atoi(argv[6 + k]);
+    if (gsz[0] < 1 || gsz[1] < 1 || gsz[2] < 1 || dims[0] < 0 || dims[1] < 0 || dims[2] < 0)
         die("bad sizes");
+    if (argc >= 9 && dims[0] * dims[1] * dims[2] != nprocs)
+        die("PX * PY * PZ is not the number of processes");
 
-    MPI_Dims_create(nprocs, 3, dims);
+    MPI_Dims_create(nprocs, 3, dims);      /* given dims (none 0) are kept */
     coord[0] = rank / (dims[1] * dims[2]);
     coord[1] = (rank / dims[2]) % dims[1];
     coord[2] = rank % dims[2];
