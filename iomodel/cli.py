@@ -334,7 +334,8 @@ def cmd_extrapolate(args):
         for law in ext["laws"]:
             if law["kind"] != "constant" or args.all_laws:
                 print(f"  {law['field']:<34} {law['law']:<28} {law['value']}"
-                      + ("" if law["exact"] else f"   (best fit, off by up to {law['max_residual']:.1%})"))
+                      + ("" if law["exact"] or law["kind"] == "measured" else
+                         f"   (best fit, off by up to {law['max_residual']:.1%})"))
         print(f"\nmodel written to {args.output}")
     return 0
 

@@ -14,6 +14,7 @@ import re
 from functools import reduce
 
 from .laws import fit
+from .measured_times import scaled_times
 from .schema import MAX_NP, ModelError, format_ranks, parse_ranks, validate
 
 
@@ -23,8 +24,6 @@ class ExtrapolationError(ValueError):
 
 # what a run must have alike in every input to be the same run
 _KEY = ("operation", "routine", "collective", "interface", "metadata", "own_open", "synced")
-# measured times: laws by best fit, never exact
-_TIMES = ("compute_s", "gap_s")
 
 
 def _law_record(field, f, value):
@@ -483,22 +482,33 @@ def _phase(job, where, reps, rep_id, firsts, steps):
     if all("reread_bytes" in q for q in reps):
         p["reread_bytes"] = weight if all(q["reread_bytes"] == q["weight"] for q in reps) else \
             min(weight, job.law(f"{where}.reread_bytes", [q["reread_bytes"] for q in reps]))
-    if "buffer_offset" in near and len({q.get("buffer_offset") for q in reps}) == 1:
-        p["buffer_offset"] = near["buffer_offset"]
     lt = [q.get("logical_time") for q in reps]
     if all(lt):                  # null where some input has none (the paper's tables give none)
         p["logical_time"] = {k: job.law(f"{where}.logical_time.{k}", [t[k] for t in lt])
                              if all(t.get(k) is not None for t in lt) else None
                              for k in ("first", "comm_between")}
-    for k in _TIMES:
-        vals = [q.get(k) for q in reps]
-        if all(isinstance(v, (int, float)) for v in vals):
-            v = job.law(f"{where}.{k}", vals, integer=False, affine=False)
-            if v is not None:
-                p[k] = max(0.0, v) if k == "compute_s" else v
     if all(q.get("gap_comm") is not None for q in reps):
         p["gap_comm"] = job.law(f"{where}.gap_comm", [q["gap_comm"] for q in reps])
     return p, step
+
+
+def _measured(job, where, q, runs, k, j):
+    """What the traced system measured of phase q, the j-th of run k: the times of the
+    nearest input's phase at the same place (its last where it has fewer), scaled by the
+    work the sizes show (models/measured_times.py), and where its buffers sat."""
+    mine = runs[job.near][k]
+    src = mine[min(j, len(mine) - 1)]
+    times, laws = scaled_times(src, q, where, job.np[job.near])
+    q.update(times)
+    if not j:
+        job.laws.extend(laws)
+    offs = [r[k][min(j, len(r[k]) - 1)].get("buffer_offset") for r in runs]
+    if src.get("buffer_offset") is not None:
+        q["buffer_offset"] = src["buffer_offset"]
+        if len(set(offs)) > 1 and not j:
+            # the heap's layout, not a law: the inputs' own differ
+            job.assume(f"{where}.buffer_offset", src["buffer_offset"], "where the buffers sat within 4 KiB, "
+                       f"which differs from run to run ({', '.join(map(str, offs))})")
 
 
 def _later_gap_comm(job, where, runs, k):
@@ -639,6 +649,7 @@ def extrapolate(inputs, np_, size=None, sizes=None, grid=None, grids=None):
             if j and q.get("logical_time", {}).get("first") is not None:
                 q["logical_time"] = dict(q["logical_time"], first=q["logical_time"]["first"] + j * clock
                                          if clock is not None else None)
+            _measured(job, where, q, runs, k, j)
             phases.append(q)
     model = _assemble(job, phases)
     try:
@@ -664,13 +675,18 @@ def _assemble(job, phases):
            "nearest": job.paths[job.near], "laws": job.laws,
            "approximate": job.notes(job.approximate), "assumed": job.notes(job.assumed)}
     source = {"kind": "extrapolated", "path": None,
-              "unavailable": ["times: run, I/O and phase times, bandwidths and the processes' arrival "
-                              "are the traced system's, not laws of the application (only the computing "
-                              "between operations and before phases, compute_s and gap_s, is extrapolated)",
+              "unavailable": ["times: the run's and the application's I/O times, the phases' start and end, "
+                              "bandwidths and the processes' arrival are the traced system's, not laws of "
+                              "the application",
                               "hosts, aggregators and the placement of processes at the target"],
               "inferred": [f"extrapolated to np {job.target[0]}" +
                            (f", size {job.target[1]:g}" if ext["size"] is not None else "") +
-                           f" from {len(job.paths)} models; laws in source.extrapolated.laws"]
+                           f" from {len(job.paths)} models; laws in source.extrapolated.laws",
+                           f"times: each phase's gap_s, compute_s, io_time_s and duration_s are those "
+                           f"measured at the same place in {job.paths[job.near]} (np {job.np[job.near]}), "
+                           "scaled by the bytes a process or an operation moves at the target against "
+                           "there; predict and replay take the computing between operations and before "
+                           "phases from them"]
               + ext["approximate"] + ext["assumed"],
               "extrapolated": ext}
     for p in phases:

@@ -33,7 +33,7 @@ _EXTRAPOLATED = {
         "np": _NP, "size": _NULL_OR(_NUM), "grid": _GRID, "nearest": _STR,
         "laws": {"type": "array", "items": {
             "type": "object", "required": ["field", "law", "kind", "exact", "value"],
-            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine", "by rank", "by grid"]},
+            "properties": {"field": _STR, "law": _STR, "kind": {"enum": ["constant", "power", "affine", "by rank", "by grid", "measured"]},
                            "c0": {"type": "number"}, "c1": {"type": "number"}, "a": _STR, "b": _STR,
                            "exact": _BOOL, "max_residual": _NUM, "value": {"type": "number"}}}},
         "approximate": {"type": "array", "items": _STR},

@@ -17,6 +17,9 @@ from conftest import EXAMPLES, IOMODEL, ROOT, mpirun
 from iomodel.models import load_model, parse_ranks
 from iomodel.models.extrapolate import ExtrapolationError, extrapolate
 from iomodel.models.laws import fit
+from iomodel.replay.predict import predict
+from iomodel.replay.profile import Profile
+from iomodel.replay.runner import think_time
 
 PAPER = ROOT / "models" / "examples"
 
@@ -32,6 +35,12 @@ APPS = {"btio_like": ("btio_like", "16", "16", "16", "3"),
         "py_io": ("py_io", "16", "3"),
         "varsize": ("ior_like", "varsize", "1"),
         "bt_simple": ("bt_simple",),
+        # IOR's layout (tests/programs/ior_cmd.c): 4 segments of a 64 KiB block in 16 KiB transfers
+        # a process (weak scaling), 1 MiB in all (strong: a block of 1024 / np KiB), a file each
+        "ior-weak": ("ior_cmd", "-a", "MPIIO", "-s", "4", "-b", "64k", "-t", "16k", "-w", "-r"),
+        "ior-strong": lambda n: ("ior_cmd", "-a", "MPIIO", "-s", "4", "-b", f"{1024 // n}k", "-t", "16k",
+                                 "-w", "-r"),
+        "ior-fpp": ("ior_cmd", "-a", "MPIIO", "-F", "-s", "4", "-b", "64k", "-t", "16k", "-w", "-r"),
         # s3d_like 32^3 on the process grid PX x PY x PZ its name ends with
         **{f"s3d_like-32-{g}": ("s3d_like", "blocking", "32", "32", "32", *g)
            for g in ("112", "122", "222", "224", "114", "118")},
@@ -46,7 +55,7 @@ def models(build_dir, tmp_path_factory):
 
     def get(app, np_):
         if (app, np_) not in made:
-            prog, *args = APPS[app]
+            prog, *args = APPS[app](np_) if callable(APPS[app]) else APPS[app]
             cmd = [sys.executable, EXAMPLES / "py_io.py"] if prog == "py_io" else [build_dir / prog]
             data, trace, out = (base / f"{app}-{np_}-{k}" for k in ("data", "trace", "model.json"))
             data.mkdir()
@@ -448,3 +457,48 @@ def test_cli_reads_the_grids_from_the_command_lines(models, tmp_path):
                          capture_output=True, text=True)
     assert (bad.returncode, bad.stderr.strip()) == (2, "iomodel: error: --grid 4x0x2: give the processes along "
                                                     "each axis, fastest-varying first, as 4x2x2")
+
+
+def profile_16k():
+    """A profile of 16 KiB independent operations, alone and at np 16, shared file and file
+    per process (per operation: writes 15 us alone, 60 us at 16; reads 3 and 12 us): numbers
+    given, so that predictions of two models differ only by what the models say."""
+    rs = 16384
+    return Profile.from_points([{"operation": op, "access_type": at, "collective": False, "rs": rs, "np": n,
+                                 "bw_Bps": n * rs / (t * 1e-6)}
+                                for op, t1 in (("write", 15), ("read", 3)) for at in ("shared", "unique")
+                                for n, t in ((1, t1), (16, 4 * t1))])
+
+
+@pytest.mark.parametrize("kind", ["weak", "strong", "fpp"])
+def test_ior_times_are_the_nearest_inputs(models, kind):
+    """IOR's layout at np 2, 4 and 8 (weak: 64 KiB blocks; strong: 1 MiB in all; fpp: a file
+    each), extrapolated to 16: every size field is the real np-16 model's (16 transfers of
+    16 KiB a process in each phase; strong: 1024 / 16 = 64 KiB a process).  The times are np 8's,
+    measured at the same place, scaled by the bytes a process moves: x 1 (weak, fpp: 64 KiB
+    at 8 and 16), x 8/16 = 0.5 (strong: 128 KiB at 8, 64 at 16); the computing between a
+    process's operations (duration_s less io_time_s, over its operations but one) by the bytes
+    an operation moves, 16 KiB at every np: x 1.  predict reads nothing else of them, so
+    predict on the extrapolated model is predict on the real np-16 model with np 8's times."""
+    ins = [models(f"ior-{kind}", n) for n in (2, 4, 8)]
+    real = models(f"ior-{kind}", 16)[1]
+    ext = extrapolate(ins, 16)
+    assert shape(ext) == shape(real)
+    assert [(p["rep"], p["rs"], p["weight"]) for p in ext["phases"]] == [(16, 16384, 16 * 16 * 16384)] * 2
+    near = ins[2][1]
+    f = 0.5 if kind == "strong" else 1
+    hand = json.loads(json.dumps(real))
+    for p, q, h in zip(ext["phases"], near["phases"], hand["phases"]):
+        assert p["gap_s"] == pytest.approx(max(0.0, q["gap_s"]) * f, abs=1e-9)
+        assert p["io_time_s"] == pytest.approx(q["io_time_s"] * f, abs=1e-9)
+        assert think_time(p) == pytest.approx(think_time(q), abs=1e-9)
+        assert p["compute_s"] == pytest.approx(q["compute_s"] / (q["rep"] - 1) * 15, abs=1e-9)
+        assert p["buffer_offset"] == q["buffer_offset"]
+        h.update({k: p[k] for k in ("gap_s", "io_time_s", "duration_s", "compute_s", "buffer_offset")})
+    laws = {x["field"]: x for x in ext["source"]["extrapolated"]["laws"]}
+    assert laws["run 1.gap_s"]["kind"] == "measured" and laws["run 1.gap_s"]["law"].endswith(
+        f" s at np 8 x {f:.4g} (bytes a process)")
+    vc = __import__("types").SimpleNamespace(name="vc")
+    got, want = (predict(m, vc, profile_16k()) for m in (ext, hand))
+    assert [(p["time_s"], p["note"]) for p in got["phases"]] == [(p["time_s"], p["note"]) for p in want["phases"]]
+    assert all("between operations: per op" in p["note"] for p in got["phases"])
