@@ -69,6 +69,12 @@ def models(build_dir, tmp_path_factory):
     return get
 
 
+def refused(*args):
+    """(exit code, stderr) of `iomodel extrapolate ARGS`."""
+    p = subprocess.run(IOMODEL + ["extrapolate", *args], capture_output=True, text=True)
+    return p.returncode, p.stderr.strip()
+
+
 def shape(m):
     """What an extrapolation must get exactly."""
     return {"phases": [(p["file"], p["operation"], p.get("routine"), p["np"], p["ranks"], p["iop"],
@@ -243,14 +249,10 @@ def test_cli_writes_a_model_every_command_reads(models, tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.strip() == f"iomodel: error: {ins[0]}: its command line (" + " ".join(
         load_model(ins[0])["application"]["command"]) + ") has no argument 9 (0 is the program)"
-    steps = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "8", "--size", "32", "--size-arg", "5"],
-                           capture_output=True, text=True)
-    assert (steps.returncode, steps.stderr.strip()) == (2, "iomodel: error: argument 5 of every model's "
-                                                        "command line is 3, so a law in it cannot reach "
-                                                        "--size 32: is it the size argument? (0 is the program)")
-    both = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "8", "--sizes", "16,32", "--size-arg", "2"],
-                          capture_output=True, text=True)
-    assert (both.returncode, both.stderr.strip()) == \
+    assert refused(*ins, "--np", "8", "--size", "32", "--size-arg", "5") == (
+        2, "iomodel: error: argument 5 of every model's command line is 3, so a law in it cannot reach "
+        "--size 32: is it the size argument? (0 is the program)")
+    assert refused(*ins, "--np", "8", "--sizes", "16,32", "--size-arg", "2") == \
         (2, "iomodel: error: --sizes and --size-arg both give the models' sizes: give one of them")
 
 
@@ -448,15 +450,11 @@ def test_cli_reads_the_grids_from_the_command_lines(models, tmp_path):
     m = load_model(out)
     assert [p["offsets"].get("piece") for p in m["phases"]] == [None, 64] * 5
     assert [x["grid"] for x in m["source"]["extrapolated"]["from"]] == [[2, 1, 1], [2, 2, 1], [2, 2, 2]]
-    bad = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "16", "--grid", "4x2", "--grid-args", "8,7,6"],
-                         capture_output=True, text=True)
-    assert (bad.returncode, bad.stderr.strip()) == (2, "iomodel: error: the grids have different numbers of axes "
-                                                    "(4x2, 2x1x1, 2x2x1, 2x2x2): give each with the same axes, "
-                                                    "fastest-varying first")
-    bad = subprocess.run(IOMODEL + ["extrapolate", *ins, "--np", "16", "--grid", "4x0x2", "--grids", "2x1x1"],
-                         capture_output=True, text=True)
-    assert (bad.returncode, bad.stderr.strip()) == (2, "iomodel: error: --grid 4x0x2: give the processes along "
-                                                    "each axis, fastest-varying first, as 4x2x2")
+    assert refused(*ins, "--np", "16", "--grid", "4x2", "--grid-args", "8,7,6") == (
+        2, "iomodel: error: the grids have different numbers of axes (4x2, 2x1x1, 2x2x1, 2x2x2): give each "
+        "with the same axes, fastest-varying first")
+    assert refused(*ins, "--np", "16", "--grid", "4x0x2", "--grids", "2x1x1") == (
+        2, "iomodel: error: --grid 4x0x2: give the processes along each axis, fastest-varying first, as 4x2x2")
 
 
 def profile_16k():
