@@ -429,8 +429,10 @@ def _by_operations(job, where, reps, nprocs):
                                    ("" if even else ", as none of the inputs shows"))
         return {"iop": 1, "request_sizes": [rs], "rs": rs, "rs_min": rs, "rs_max": rs}, weight, ops // nprocs, even
     uneven = [i for i in range(len(reps)) if i not in even]
+    # how often the uneven pattern repeats: only the inputs that have one can tell
     rep = job.law(f"{where}.rep", [p["rep"] for p in reps], only=uneven) if uneven else None
     if not rep or ops % rep or weight % rep:
+        job.laws[:] = [x for x in job.laws if x["field"] != f"{where}.rep"]
         rep, uneven = 1, []
     per, unit = ops // rep, math.gcd(_unit(reps), weight // rep)
     if per < nprocs:
@@ -451,7 +453,9 @@ def _by_operations(job, where, reps, nprocs):
         f"{where}: {ops} operations of {weight} B in all do not divide evenly over {nprocs} processes"
         + (f" ({kinds})" if len(even) < len(reps) else "")
         + f"; split as a 1-D block division of {per} operations and of {weight // rep} B in units of "
-        f"{unit} B a repetition, {rep} repetition{'s' * (rep > 1)}; the application's own split may differ")
+        f"{unit} B a repetition, {rep} repetition{'s' * (rep > 1)} ("
+        + ("as the inputs of several sizes repeat theirs" if uneven else "no input repeats an uneven pattern")
+        + "); the application's own split may differ")
     return out, weight, rep, uneven
 
 
