@@ -633,9 +633,10 @@ def cmd_characterize(args):
 
 def trust_option(q):
     q.add_argument("--trust-cluster", action="store_true",
-                   help="run the cluster description's launcher options even where they start other "
-                   "programs or preload libraries (a remote agent, -x LD_PRELOAD=...): only for a "
-                   "file you trust as you would a shell script (docs/security.md)")
+                   help="pass on the cluster description's launcher options even where they are not "
+                   "known safe (a debugger, --app, -x LD_PRELOAD=..., an MCA component path, a file "
+                   "to write): only for a file you trust as you would a shell script "
+                   "(docs/security.md)")
 
 
 def build_parser():
