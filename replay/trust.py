@@ -114,9 +114,12 @@ def parameter_safe(t, name, value=None):
 
 def variable_safe(name, value=None):
     """An environment variable a launcher may set to `value` in the processes,
-    or pass on from the user's environment (value None)."""
+    or pass on from the user's environment (value None: any name, since the
+    value is the user's own, as `-x LD_LIBRARY_PATH` on many clusters)."""
     if not _VARIABLE.fullmatch(name):
         return False
+    if value is None:
+        return True
     values, environment = _common()
     for expr, kind in environment:
         m = expr.fullmatch(name)
