@@ -131,19 +131,19 @@ class Run:
 
 @pytest.fixture
 def traced(programs, mpi, tmp_path):
-    """traced(name, np, *args, mca=(), check=True, env=None, posix=False) -> Run,
-    under the test's MPI (the `mpi` fixture).
+    """traced(name, np, *args, mca=(), check=True, env=None, posix=False, cwd=None) -> Run,
+    under the test's MPI (the `mpi` fixture), started in `cwd` ("data": the run's data folder).
     Most tests are of MPI-IO and worked out for its calls alone: the programs'
     own POSIX and stdio I/O (their checks of what they wrote, the replayer's
     summary file) is traced only with posix=True (IOMODEL_POSIX=0 otherwise)."""
-    def run(name, np_, *args, mca=(), check=True, env=None, posix=False):
+    def run(name, np_, *args, mca=(), check=True, env=None, posix=False, cwd=None):
         data = tmp_path / f"{name}-data"
         data.mkdir(exist_ok=True)
         trace = tmp_path / f"{name}-trace"
         cmd = IOMODEL + ["trace", "-o", str(trace), "--",
                          *mpirun(np_, *program_command(programs, name), data, *args, mca=mca, mpi=mpi)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, **({} if posix else {"IOMODEL_POSIX": "0"}),
+                              cwd=data if cwd == "data" else cwd, env={**os.environ, **({} if posix else {"IOMODEL_POSIX": "0"}),
                                    **mpi_env(mpi), **(env or {})})
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"

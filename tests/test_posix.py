@@ -505,6 +505,30 @@ def test_exclude_and_include_prefixes(traced, tmp_path, env, followed):
     assert sorted(os.path.basename(p) for p in t.paths) == followed
 
 
+@pytest.mark.parametrize("env, followed", [
+    ({}, {"keep/0.dat": 100, "keep/1.dat": 100, "skip/0.dat": 200, "skip/1.dat": 200,
+          "later.0.dat": 300, "later.1.dat": 300}),
+    ({"IOMODEL_EXCLUDE": "skip"}, {"keep/0.dat": 100, "keep/1.dat": 100}),
+    ({"IOMODEL_EXCLUDE": "./skip/", "IOMODEL_INCLUDE": "keep/../skip/later.1.dat"},
+     {"keep/0.dat": 100, "keep/1.dat": 100, "later.1.dat": 300}),
+])
+def test_relative_exclude_and_include_prefixes(traced, env, followed):
+    """relative_paths, 2 ranks started in their data folder D, every file named
+    by a relative path: keep/r.dat (100 B), skip/r.dat (200 B), then, after
+    chdir("skip"), later.r.dat (300 B, D/skip/later.r.dat).  A relative prefix
+    is taken from D, the directory the run starts in, and cleaned ("./skip/" is
+    D/skip, "keep/../skip/later.1.dat" is D/skip/later.1.dat); a relative open
+    is matched from the directory it is made in, so later.r.dat is in skip."""
+    run = traced("relative_paths", 2, posix=True, env=env, cwd="data")
+    t = run.trace()
+    written = {}
+    for e in t.events.to_pylist():
+        if e["write"]:
+            path = t.paths[e["file_id"]]
+            written[path] = written.get(path, 0) + e["bytes"]
+    assert written == followed
+
+
 def test_io_before_mpi_init_past_the_tracers_memory(traced):
     """1000 writes before MPI_Init with IOMODEL_BUFFER_BYTES=4096 (128 events a
     buffer): before MPI_Init the tracer holds at most 4 buffers (512 events), and

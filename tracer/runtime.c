@@ -882,12 +882,51 @@ static const char *const excluded_name[] = {"pyvenv.cfg"};
 static char *exclude[MAX_PREFIXES], *include[MAX_PREFIXES];
 static int nexclude, ninclude;
 
+/* `path` made absolute from `dir` (the current directory when NULL) and
+ * cleaned of "." and ".." and repeated slashes, so that paths and prefixes
+ * compare as strings; a trailing slash is kept.  0, or -1 if it does not fit
+ * `size` or the current directory is unknown. */
+static int full_path(const char *dir, const char *path, char *out, size_t size)
+{
+    char cwd[PATH_MAX], joined[2 * PATH_MAX + 2];
+    if (path[0] != '/') {
+        if (!dir && !(dir = getcwd(cwd, sizeof cwd))) return -1;
+        if ((size_t)snprintf(joined, sizeof joined, "%s/%s", dir, path) >= sizeof joined) return -1;
+        path = joined;
+    }
+    size_t n = 0;                          /* out[0, n): the components so far, each after a '/' */
+    for (const char *p = path; *p;) {
+        while (*p == '/') p++;
+        size_t l = strcspn(p, "/");
+        if (l == 2 && p[0] == '.' && p[1] == '.') {
+            while (n > 0 && out[--n] != '/') {}   /* back to the last component's slash */
+        } else if (l > 0 && !(l == 1 && p[0] == '.')) {
+            if (n + l + 3 > size) return -1;
+            out[n++] = '/';
+            memcpy(out + n, p, l);
+            n += l;
+        }
+        p += l;
+    }
+    if (n == 0 || path[strlen(path) - 1] == '/') out[n++] = '/';
+    out[n] = '\0';
+    return 0;
+}
+
+static void add_prefix(char **list, int *n, const char *path)
+{
+    char abs[PATH_MAX];
+    if (*path && *n < MAX_PREFIXES && full_path(NULL, path, abs, sizeof abs) == 0)
+        list[(*n)++] = strdup(abs);
+}
+
+/* A colon-separated list; a relative prefix is taken from the current
+ * directory when the library is loaded. */
 static void add_prefixes(char **list, int *n, const char *text)
 {
     char *copy = text ? strdup(text) : NULL, *save = NULL;
-    for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t && *n < MAX_PREFIXES;
-         t = strtok_r(NULL, ":", &save))
-        if (*t) list[(*n)++] = strdup(t);
+    for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t; t = strtok_r(NULL, ":", &save))
+        add_prefix(list, n, t);
     free(copy);
 }
 
@@ -906,12 +945,8 @@ static int has_prefix(const char *path, char *const *list, int n)
 static int excluded(const char *path)
 {
     char abs[PATH_MAX];
-    if (path[0] != '/') {                  /* relative: where it is, for the prefixes */
-        if (!getcwd(abs, sizeof abs) || strlen(abs) + strlen(path) + 2 > sizeof abs) return 0;
-        strcat(abs, "/");
-        strcat(abs, path);
-        path = abs;
-    }
+    if (full_path(NULL, path, abs, sizeof abs) != 0) return 0;   /* a relative path: from where it is opened */
+    path = abs;
     if (has_prefix(path, include, ninclude)) return 0;
     if (has_prefix(path, exclude, nexclude)) return 1;
     for (size_t i = 0; i < sizeof excluded_infix / sizeof *excluded_infix; i++)
@@ -956,12 +991,10 @@ void iom_p_open(int op, int f, int dirfd, const char *path, int flags, int err, 
 {
     (void)err;
     if (!path || f >= iom_nfd) return;
-    char full[PATH_MAX];
+    char dir[PATH_MAX], full[PATH_MAX];
     if (dirfd != AT_FDCWD && path[0] != '/') {      /* openat: from its directory */
-        if (fd_path(dirfd, full, sizeof full) != 0 || strlen(full) + strlen(path) + 2 > sizeof full)
+        if (fd_path(dirfd, dir, sizeof dir) != 0 || full_path(dir, path, full, sizeof full) != 0)
             return;
-        strcat(full, "/");
-        strcat(full, path);
         path = full;
     }
     if (excluded(path)) return;
@@ -1337,14 +1370,7 @@ static void posix_init(void)
     add_prefixes(exclude, &nexclude, getenv("IOMODEL_EXCLUDE"));
     add_prefixes(include, &ninclude, getenv("IOMODEL_INCLUDE"));
     const char *dir = getenv("IOMODEL_TRACE_DIR");     /* the trace itself */
-    char abs[PATH_MAX];
-    if (!dir || !*dir) dir = "iomodel-trace";
-    if (dir[0] != '/' && getcwd(abs, sizeof abs) && strlen(abs) + strlen(dir) + 2 < sizeof abs) {
-        strcat(abs, "/");
-        strcat(abs, dir);
-        dir = abs;
-    }
-    add_prefixes(exclude, &nexclude, dir);
+    add_prefix(exclude, &nexclude, dir && *dir ? dir : "iomodel-trace");
     const char *under = getenv("IOMODEL_UNDER_MPI");
     iom_under = under && *under && strcmp(under, "0");
     const char *claim = getenv("IOMODEL_NONMPI");
