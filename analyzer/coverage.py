@@ -1,8 +1,15 @@
 """What a trace lacks: rank files missing, ranks without events where others
-have them, ranks whose tracing stopped early (a full disk). Every command that
+have them, ranks whose tracing stopped early (a full disk), stdio bytes moved
+by calls the tracer does not see (an inlined getc_unlocked). Every command that
 reads a trace says so, and a model built from it is marked partial
 (docs/model-format.md, `source.partial`)."""
+import os
+
+import numpy as np
+
 from iomodel.models import format_ranks
+
+from .linking import latest_at_or_before
 
 
 def missing_ranks(n, present):
@@ -26,6 +33,7 @@ class Coverage:
         self.damaged = set()
         self.lost = {}
         self.inexact = {}       # rank -> its accesses through views not decoded exactly
+        self.unseen = {}        # rank -> {path: [bytes moved ahead, bytes moved back]}
 
     def add(self, r, damaged=False):
         """A rank's trace; damaged: read up to damage, which its reader reports."""
@@ -38,6 +46,14 @@ class Coverage:
             self.stopped[r.rank] = r.stopped
         if getattr(r, "lost_before_start", None) is not None:
             self.lost[r.rank] = r.lost_before_start
+        if getattr(r, "unseen", None):
+            opens = latest_at_or_before([o["slot"] for o in r.opens], [o["seq"] for o in r.opens],
+                                        np.array([u["slot"] for u in r.unseen], np.int64),
+                                        np.array([u["seq"] for u in r.unseen], np.int64))
+            moves = self.unseen.setdefault(r.rank, {})
+            for u, k in zip(r.unseen, opens.tolist()):
+                m = moves.setdefault(r.opens[k]["path"] if k >= 0 else "?", [0, 0])
+                m[u["moved"] < 0] += abs(u["moved"])
 
     def merge(self, other):
         """Add what another Coverage was fed (another part of the job's ranks)."""
@@ -48,6 +64,7 @@ class Coverage:
         self.damaged |= other.damaged
         self.lost.update(other.lost)
         self.inexact.update(other.inexact)
+        self.unseen.update(other.unseen)
 
     def approximations(self):
         """Sentences for what the model takes as approximate: accesses through
@@ -87,8 +104,27 @@ class Coverage:
         for k, n in sorted(self.lost.items()):
             notes.append(f"rank {k}: the calls before MPI_Init filled the tracer's memory after {n} "
                          "events; the later ones before it were not recorded")
+        notes += self._unseen_notes()
         if not notes:
             return None
         lists = {key: format_ranks(v) or None for key, v in
                  (("empty_ranks", empty), ("stopped_ranks", sorted(self.stopped)))}
         return {"missing_ranks": missing or None, **lists, "notes": notes}
+
+    def _unseen_notes(self):
+        """One sentence for the stdio bytes no traced call moved, one for the
+        moves back no traced call made, over every rank."""
+        notes = []
+        for way, what in ((0, "stdio calls the tracer does not see (inlined by the compiler, such as "
+                              "getc_unlocked and putc_unlocked, or not wrapped, such as putw and the "
+                              "wide-character calls) moved {n} B on {files}: those bytes are not in the trace"),
+                          (1, "the position of {files} went back {n} B with no traced stdio call")):
+            ranks = sorted(k for k, m in self.unseen.items() if any(v[way] for v in m.values()))
+            if not ranks:
+                continue
+            paths = sorted({p for k in ranks for p, v in self.unseen[k].items() if v[way]})
+            n = sum(v[way] for k in ranks for v in self.unseen[k].values())
+            names = ", ".join(os.path.basename(p) for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+            files = f"{len(paths)} files ({names})" if len(paths) > 1 else paths[0]
+            notes.append(f"rank{'s' * (len(ranks) > 1)} {format_ranks(ranks)}: " + what.format(n=n, files=files))
+        return notes

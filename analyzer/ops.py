@@ -73,6 +73,8 @@ class RankOps:
     lower: dict = None         # what MPI-IO read and wrote underneath (_lower), or None
     synced: np.ndarray = None  # bool: a write the rank then synced (fsync, fdatasync,
                                # MPI_File_sync on its file before its next data access); None: none
+    called: np.ndarray = None  # int16: the routine called, where `routine` is the one it counts
+                               # as in a burst (trace.burst_routine: fputc's is fwrite); None: the same
 
     def __len__(self):
         return len(self.write)
@@ -205,6 +207,8 @@ def _join_ranks(ops):
     rank = np.concatenate([np.full(len(r), r.rank, np.int32) for r in ops.ranks]) if ops.ranks \
         else np.zeros(0, np.int32)
     routines = ops.routines or [""]
+    cat["routine"] = np.concatenate([r.routine if r.called is None else r.called for r in ops.ranks]) \
+        if ops.ranks else cat["routine"]
     traits = [routine_traits(n) if n else None for n in routines]
     ptr = pa.array([t["pointer"] if t else None for t in traits], pa.string())
     nonb = pa.array([(t["nonblocking"] or t["split"]) if t else None for t in traits], pa.bool_())
@@ -280,6 +284,7 @@ def _trait_arrays(routines):
     return {k: np.array([bool(t[k]) for t in traits] + [False], bool)
             for k in ("data", "write", "collective")} | \
         {"ordered": np.array([t["pointer"] == "ordered" for t in traits] + [False], bool),
+         "mpi": np.array([t["interface"] == "MPI-IO" for t in traits] + [False], bool),
          # a read or write MPI-IO made underneath a call (IOMODEL_UNDER_MPI=1)
          "lower": np.array([b in POSIX_READS | POSIX_WRITES for b in base] + [False], bool),
          "lower_write": np.array([b in POSIX_WRITES for b in base] + [False], bool)}
@@ -391,6 +396,7 @@ def read_ranks(rank_traces):
     from .coverage import Coverage
     from .linking import link_rank, resolve_rank
     from .reread import reread_mask
+    from .trace import burst_routine
     from .tracefile import F_ERROR, F_NOPOS, buffer_offsets
     out = RanksRead(coverage=Coverage())
     routines, paths, ranks, ordered = out.routines, out.paths, out.ranks, out.ordered
@@ -399,19 +405,24 @@ def read_ranks(rank_traces):
     for r in rank_traces:
         out.coverage.add(r)
         if any(nm not in rindex for nm in r.routines) or not ranks:
-            for nm in r.routines:
+            for nm in r.routines + [burst_routine(x) for x in r.routines]:
                 rindex.setdefault(nm, len(routines))
                 if len(routines) < len(rindex):
                     routines.append(nm)
+            kind = np.array([rindex[burst_routine(x)] for x in routines] + [0], np.int32)
             t = _trait_arrays(routines)
             is_data, is_write, is_coll, is_ordered = t["data"], t["write"], t["collective"], t["ordered"]
+            is_mpi = t["mpi"]
             is_lower, is_lower_write = t["lower"], t["lower_write"]
         index = np.array([rindex[nm] for nm in r.routines] or [0], np.int32)
         l = link_rank(r, index, is_data)
         abs_off, abs_end, resolved, pieces, (ext_ev, ext_off, ext_len) = resolve_rank(
             l, need=_written_and_read(l, is_write, len(r.opens)))
         ev = r.events
-        keep = l.data & ((ev["flags"] & F_ERROR) == 0) & (l.open_idx >= 0)
+        # a POSIX or stdio call that moved nothing (a read at the end of the file) is no
+        # access; a process's 0-byte share of a collective MPI-IO call is one
+        keep = l.data & ((ev["flags"] & F_ERROR) == 0) & (l.open_idx >= 0) & \
+            ((l.nbytes > 0) | is_mpi[l.routine])
         sel = np.flatnonzero(keep)
         inexact = int(np.count_nonzero(keep & (l.view_idx >= 0) & ~resolved & (l.nbytes > 0) &
                                        ((ev["flags"] & F_NOPOS) == 0)))
@@ -434,7 +445,7 @@ def read_ranks(rank_traces):
         coll = is_coll[rid] | ((ev["flags"][sel] & 1) != 0)
         ro = RankOps(
             rank=r.rank, path=path_of_open[oid], write=is_write[rid],
-            routine=rid.astype(np.int16), collective=coll.astype(np.int8),
+            routine=kind[rid].astype(np.int16), collective=coll.astype(np.int8),
             bytes=l.nbytes[sel], offset=abs_off[sel], pieces=pieces[sel],
             t_start=r.t_start[sel], t_end=t_end, lclock=ev["lclock"][sel].astype(np.uint32),
             extent=_extents(path_of_open[oid], abs_end[sel]), single=single,
@@ -442,7 +453,8 @@ def read_ranks(rank_traces):
                                *_extents_of(sel, ext_ev, ext_off, ext_len)),
             buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None,
             synced=_synced(l, sel, path_of_open, rindex, is_write[rid]), solo=solo_of_open[oid],
-            lower=_lower(l, path_of_open, is_lower, is_lower_write))
+            lower=_lower(l, path_of_open, is_lower, is_lower_write),
+            called=rid.astype(np.int16) if (kind[rid] != rid).any() else None)
         # ordered calls: their start depends on the lower ranks' bytes (place_ordered)
         kth = {}
         for j in np.flatnonzero(is_ordered[rid]):

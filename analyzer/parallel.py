@@ -111,6 +111,8 @@ def _remap(r, path_map, routine_map, shift):
     """A rank's operations onto the job's path and routine indices and its host's clock."""
     r.path = path_map[r.path]
     r.routine = routine_map[r.routine].astype(np.int16)
+    if r.called is not None:
+        r.called = routine_map[r.called].astype(np.int16)
     r.extent = {int(path_map[q]): e for q, e in r.extent.items()}
     r.single = {int(path_map[q]): s for q, s in r.single.items()}
     if r.lower is not None:

@@ -285,7 +285,7 @@ def _all(flags, starts):
 # What a burst keeps (about 100 bytes): the bursts of a large trace are as
 # many as half its operations.
 BURST_DTYPES = {
-    "rank": np.int32, "group": np.int32, "write": np.bool_, "routine": np.int16,
+    "rank": np.int32, "group": np.int32, "write": np.bool_, "routine": np.int16, "called": np.int16,
     "collective": np.int8, "bytes": np.int64, "t0": np.float64, "t1": np.float64,
     "lc0": np.int64, "comm_between": np.uint32, "noncontig": np.bool_, "offset0": np.int64,
     "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
@@ -310,6 +310,7 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
     b = {
         "rank": np.full(len(starts), r.rank, np.int32), "group": group[starts].astype(np.int32),
         "write": r.write[starts], "routine": r.routine[starts], "collective": r.collective[starts],
+        "called": (r.routine if r.called is None else r.called)[starts],
         "solo": _solo(r)[starts], "meta": np.full(len(starts), meta),
         "bytes": np.add.reduceat(size, starts), "t0": np.minimum.reduceat(r.t_start, starts),
         "t1": np.maximum.reduceat(r.t_end, starts),
@@ -803,7 +804,7 @@ NUMBERS = {
     "nops_lo": ("lo", None), "nops_hi": ("hi", None),   # operations a burst: its pattern, rep times
 }
 MERGE = {"lo": np.minimum, "hi": np.maximum, "add": np.add}
-FIRSTS = ("group", "write", "routine", "first_size", "rep", "buffer_offset")   # the lowest rank's
+FIRSTS = ("group", "write", "called", "first_size", "rep", "buffer_offset")   # the lowest rank's
 
 
 def phase_numbers(grp):
@@ -1074,8 +1075,8 @@ def _phase(ops, p, detail, c, lower):
     cl, ch = c["coll_lo"][p], c["coll_hi"][p]
     phase = {
         "id": 0, "file": c["first_group"][p], "operation": "write" if c["first_write"][p] else "read",
-        "routine": ops.routines[c["first_routine"][p]] or None,
-        "interface": interface(ops.routines[c["first_routine"][p]]) if ops.routines[c["first_routine"][p]]
+        "routine": ops.routines[c["first_called"][p]] or None,
+        "interface": interface(ops.routines[c["first_called"][p]]) if ops.routines[c["first_called"][p]]
         else None,
         "collective": None if cl != ch or cl < 0 else bool(cl),
         "np": npr, "ranks": ranks, "iop": len(sizes), "request_sizes": sizes,

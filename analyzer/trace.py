@@ -29,14 +29,46 @@ from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, buf
 TRACE_SUFFIX = ".iot"
 
 
-# POSIX and stdio data calls (tracer/wrappers.tmpl): their name, and what it says
+# POSIX and stdio calls (tracer/wrappers.tmpl; tests/test_posix.py checks the two agree)
 POSIX_READS = {"read", "__read_chk", "pread", "pread64", "__pread_chk", "__pread64_chk", "readv",
                "preadv", "preadv64"}
-POSIX_WRITES = {"write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev64"}
-STDIO_READS, STDIO_WRITES = {"fread", "__fread_chk"}, {"fwrite"}
+POSIX_WRITES = {"write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev64",
+                "dprintf", "vdprintf", "__dprintf_chk", "__vdprintf_chk"}
+POSIX_EXPLICIT = {"pread", "pread64", "__pread_chk", "__pread64_chk", "preadv", "preadv64",
+                  "pwrite", "pwrite64", "pwritev", "pwritev64"}     # at an offset the call gives
+STDIO_READS = {"fread", "__fread_chk", "fread_unlocked", "__fread_unlocked_chk",
+               "fgetc", "getc", "_IO_getc", "fgetc_unlocked", "getc_unlocked", "getchar", "getchar_unlocked",
+               "fgets", "fgets_unlocked", "__fgets_chk", "__fgets_unlocked_chk",
+               "getline", "getdelim", "__getdelim",
+               "vfscanf", "fscanf", "__isoc99_vfscanf", "__isoc99_fscanf",
+               "vscanf", "scanf", "__isoc99_vscanf", "__isoc99_scanf"}
+STDIO_WRITES = {"fwrite", "fwrite_unlocked",
+                "fputc", "putc", "_IO_putc", "fputc_unlocked", "putc_unlocked", "putchar", "putchar_unlocked",
+                "fputs", "fputs_unlocked", "puts",
+                "vfprintf", "fprintf", "__vfprintf_chk", "__fprintf_chk",
+                "vprintf", "printf", "__vprintf_chk", "__printf_chk"}
+STDIO = STDIO_READS | STDIO_WRITES | {
+    "fopen", "fopen64", "fdopen", "freopen", "freopen64", "fclose", "fseek", "fseeko", "fseeko64",
+    "fsetpos", "fsetpos64", "rewind", "ungetc", "ftell", "ftello", "ftello64", "fflush"}
 UNDER_MPI = " under MPI"           # a POSIX call MPI-IO made inside a traced MPI call
 OPENS = {"MPI_File_open", "open", "open64", "__open_2", "__open64_2", "openat", "openat64", "creat",
          "creat64", "fopen", "fopen64", "fdopen"}
+
+
+def burst_routine(name):
+    """The routine a data call counts as when bursts are cut (docs/commands/analyze.md,
+    step 2): stdio's calls of one direction are one (fprintf, fputc and fwrite
+    all write at the stream's position, so a text log is one pattern, not a
+    burst per call), and so are POSIX's of one direction and file pointer
+    (write, writev and dprintf at the descriptor's; pwrite and pwrite64 at
+    their offset); any other routine is itself."""
+    for names, kind in ((STDIO_WRITES, "fwrite"), (STDIO_READS, "fread")):
+        if name in names:
+            return kind
+    if name in POSIX_WRITES | POSIX_READS:
+        return ("pwrite" if name in POSIX_WRITES else "pread") if name in POSIX_EXPLICIT else \
+            ("write" if name in POSIX_WRITES else "read")
+    return name
 
 
 def interface(name):
@@ -46,7 +78,7 @@ def interface(name):
         return "POSIX under MPI-IO"
     if name.startswith("MPI_"):
         return "MPI-IO"
-    return "STDIO" if name.startswith("f") or name == "__fread_chk" else "POSIX"
+    return "STDIO" if name in STDIO else "POSIX"
 
 
 def routine_traits(name):
@@ -57,7 +89,7 @@ def routine_traits(name):
         read, write = name in POSIX_READS | STDIO_READS, name in POSIX_WRITES | STDIO_WRITES
         data = read or write
         return dict(data=data, write=write, read=read,
-                    pointer=("explicit" if name.startswith(("p", "__p")) else "individual") if data else None,
+                    pointer=("explicit" if name in POSIX_EXPLICIT else "individual") if data else None,
                     collective=False, nonblocking=False, split=False, interface=interface(name))
     if name.endswith("_c"):     # an MPI-4 large-count form: the same access as MPI_X
         name = name[:-2]

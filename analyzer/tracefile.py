@@ -19,8 +19,9 @@ from .typemap import MAX_SIZE, check_counts, check_type, flatten
 from .typenest import nest_of
 
 MAGIC = b"IOMTRACE"
-VERSION = 4                     # this iomodel writes version 4
-VERSIONS = (1, 2, 3, 4)         # and reads 1 (no buffer records), 2 (no stop chunk), 3 (views as pieces)
+VERSION = 5                     # this iomodel writes version 5
+VERSIONS = (1, 2, 3, 4, 5)      # and reads 1 (no buffer records), 2 (no stop chunk), 3 (views as
+                                # pieces), 4 (no unseen-move records)
 HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 CHUNK_MAGIC = 0x4B4E4843
@@ -31,7 +32,9 @@ STOP = struct.Struct("<QQQiIII")         # good_end, events_kept, events_total, 
 STILL_RUNNING = 0xFFFFFFFF
 MAX_SEQ = 2 ** 62                        # no rank makes more events than this
 META = struct.Struct("<IIQ")
-META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER, META_LOST, META_TYPE = range(1, 9)
+(META_ROUTINES, META_OPEN, META_VIEW, META_PATH, META_PROGRAM, META_BUFFER, META_LOST, META_TYPE,
+ META_UNSEEN) = range(1, 10)
+UNSEEN_FIXED = struct.Struct("<IIqq")           # slot, pad, the position the tracer kept, the stream's
 OPEN_FIXED = struct.Struct("<Iiii")
 VIEW_FIXED = struct.Struct("<IIqqqqqQII")     # ..., datarep length, type ref (version 4; 0: none)
 TYPE_FIXED = struct.Struct("<IIiiiIqqq")       # id, combiner, ni, na, nd, pad, size, lb, extent
@@ -83,6 +86,8 @@ class RankTrace:
     named: list = field(default_factory=list)    # dicts: seq, path of a delete or a failed open
     command: list = field(default_factory=list)  # the program's argv
     buffers: list = field(default_factory=list)  # (seq, buffer address mod 4096) where it changed
+    unseen: list = field(default_factory=list)   # dicts: seq, slot, moved: a stream's position moved
+                                                 # by calls the tracer does not see (version 5)
     records: int = 0                     # event records on disk, extensions included
     end: str = None                      # how the run ended, None if no end record
     stopped: dict = None                 # tracing stopped early (a failed write): how far, why
@@ -182,6 +187,9 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
         if off > 4095:
             raise ValueError(f"a buffer {off} bytes past a page, not within 4 KiB")
         rt.buffers.append((seq, off))
+    elif mtype == META_UNSEEN:
+        slot, _, kept, seen = UNSEEN_FIXED.unpack_from(body)
+        rt.unseen.append(dict(seq=seq, slot=slot, moved=seen - kept))
     else:
         raise TraceError(path, where, f"unknown metadata record type {mtype}")
 

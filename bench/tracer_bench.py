@@ -34,11 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "tracer.json"
 GOALS = {"write0_overhead_ns": 50, "write4k_overhead_ns": 50, "bytes_per_event": 40,
          "comm_overhead_ns": 5, "view_overhead_ns": 10000, "pwrite0_overhead_ns": 50,
-         "pwrite4k_overhead_ns": 50, "pwrite_excluded_overhead_ns": 30}
+         "pwrite4k_overhead_ns": 50, "pwrite_excluded_overhead_ns": 30, "fputc_overhead_ns": 50,
+         "fwrite4k_overhead_ns": 50}
 
 
 # the calls bench/tracer_micro.c also times in alternating blocks within a process
-IN_PROCESS = ("write0_ns", "write4k_ns", "pwrite0_ns", "pwrite4k_ns", "pwrite_excluded_ns")
+IN_PROCESS = ("write0_ns", "write4k_ns", "pwrite0_ns", "pwrite4k_ns", "pwrite_excluded_ns", "fputc_ns",
+              "fwrite4k_ns")
 
 # each MPI's compiler and launcher, one rank bound to a core
 TOOLS = {"openmpi": ("mpicc.openmpi", ["mpirun.openmpi", "-np", "1", "--bind-to", "core"]),
@@ -102,7 +104,7 @@ def main():
 
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     keys = ("write0_ns", "write4k_ns", "comm_ns", "view_ns", "pwrite0_ns", "pwrite4k_ns",
-            "pwrite_excluded_ns")
+            "pwrite_excluded_ns", "fputc_ns", "fwrite4k_ns")
     work = Path(tempfile.mkdtemp(prefix="iomodel-bench-", dir="/dev/shm"))
     mpis = {}
     try:
@@ -144,7 +146,7 @@ def main():
 
 
 # the README's rows; docs/performance.md has them all
-README_ROWS = ("write0", "write4k", "comm", "pwrite0", "pwrite4k", "pwrite_excluded")
+README_ROWS = ("write0", "write4k", "comm", "pwrite0", "pwrite4k", "pwrite_excluded", "fputc")
 
 
 def publish(res):
@@ -159,7 +161,9 @@ def table(res, only=None):
             ("MPI_File_set_view, S3D-IO's 48^3 filetype described", "view", "ns/call"),
             ("pwrite, 0 bytes, a file followed", "pwrite0", "ns/event"),
             ("pwrite, 4 KiB, a file followed", "pwrite4k", "ns/event"),
-            ("pwrite, 0 bytes, a path left out (/dev/null)", "pwrite_excluded", "ns/call")]
+            ("pwrite, 0 bytes, a path left out (/dev/null)", "pwrite_excluded", "ns/call"),
+            ("fputc, 1 byte, a stream followed", "fputc", "ns/event"),
+            ("fwrite, 4 KiB, a stream followed", "fwrite4k", "ns/event")]
     mpis = list(res["mpis"].values())
     head = "".join(f" {m['library']}: untraced | cost, in-process blocks | cost, process pairs |" for m in mpis)
     out = [f"| measure |{head} goal |", "|---|" + "---|---|---|" * len(mpis) + "---|"]

@@ -1,7 +1,9 @@
 /* Tracer microbenchmark: time per call of MPI_File_write_at (0 bytes and
  * 4 KiB, on a file in /dev/shm), of POSIX pwrite (0 bytes and 4 KiB on a file
  * the tracer follows, in /dev/shm; 0 bytes on /dev/null, a path it leaves
- * out: what every other descriptor's calls pay), of a communication call with no I/O
+ * out: what every other descriptor's calls pay), of stdio's fputc (1 byte)
+ * and fwrite (4 KiB) on a stream it follows (rewound every 256 calls, so
+ * that the file stays small), of a communication call with no I/O
  * (MPI_Barrier on MPI_COMM_SELF) and of MPI_File_set_view with S3D-IO's
  * filetype (one of 2 ranks' part of 16 arrays of 48^3 doubles: a subarray
  * {16,48,48,48} of {16,24,48,48}, 6.75 MiB in 16 runs), run once untraced and
@@ -60,8 +62,12 @@ static int find_mpi(struct dl_phdr_info *info, size_t size, void *data)
 }
 typedef int write_at_fn(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Status *);
 typedef ssize_t pwrite_fn(int, const void *, size_t, off_t);
+typedef int fputc_fn(int, FILE *);
+typedef size_t fwrite_fn(const void *, size_t, size_t, FILE *);
 static write_at_fn *real_write_at;
 static pwrite_fn *real_pwrite;
+static fputc_fn *real_fputc;
+static fwrite_fn *real_fwrite;
 
 static void find_reals(void)
 {
@@ -69,9 +75,11 @@ static void find_reals(void)
     dl_iterate_phdr(find_mpi, NULL);
     void *mpi = mpi_lib[0] ? dlopen(mpi_lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
     real_pwrite = libc ? (pwrite_fn *)dlsym(libc, "pwrite") : NULL;
+    real_fputc = libc ? (fputc_fn *)dlsym(libc, "fputc") : NULL;
+    real_fwrite = libc ? (fwrite_fn *)dlsym(libc, "fwrite") : NULL;
     real_write_at = mpi ? (write_at_fn *)dlsym(mpi, "PMPI_File_write_at") : NULL;
-    if (!real_pwrite || !real_write_at) {
-        fprintf(stderr, "tracer_micro: cannot find the real pwrite and PMPI_File_write_at\n");
+    if (!real_pwrite || !real_fputc || !real_fwrite || !real_write_at) {
+        fprintf(stderr, "tracer_micro: cannot find the real pwrite, fputc, fwrite and PMPI_File_write_at\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
@@ -82,11 +90,23 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The stdio calls measured: fputc of 1 byte (s 0) or fwrite of 4 KiB (s 1),
+ * through the wrapper (named) or the real function; the stream rewound every
+ * 256 calls (i). */
+static void stdio_call(int s, int named, long i, FILE *sf, const char *buf)
+{
+    if (i % 256 == 0) rewind(sf);
+    if (s == 0 ? (named ? fputc('x', sf) : real_fputc('x', sf)) == EOF
+               : (named ? fwrite(buf, 1, 4096, sf) : real_fwrite(buf, 1, 4096, sf)) != 4096)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 #define BLOCK 100
 /* Median over NB pairs of blocks of (named - real) ns per call: case 0-1
  * MPI_File_write_at of 0 B and 4 KiB, 2-3 pwrite of 0 B and 4 KiB on the
- * followed file, 4 pwrite of 0 B on the left-out one. */
-static double in_process(int c, long nb, MPI_File fh, int pfd, int nfd, const char *buf)
+ * followed file, 4 pwrite of 0 B on the left-out one, 5-6 fputc and fwrite
+ * 4 KiB on the followed stream. */
+static double in_process(int c, long nb, MPI_File fh, int pfd, int nfd, FILE *sf, const char *buf)
 {
     static const int bytes[5] = {0, 4096, 0, 4096, 0};
     double *d = malloc(sizeof *d * (size_t)nb);
@@ -98,7 +118,8 @@ static double in_process(int c, long nb, MPI_File fh, int pfd, int nfd, const ch
             for (int i = 0; i < BLOCK; i++) {
                 MPI_Offset o = (MPI_Offset)(i % 256) * 4096;
                 int f = c == 4 ? nfd : pfd;
-                if (c < 2 && named) MPI_File_write_at(fh, o, buf, bytes[c], MPI_BYTE, MPI_STATUS_IGNORE);
+                if (c >= 5) stdio_call(c - 5, named, i, sf, buf);
+                else if (c < 2 && named) MPI_File_write_at(fh, o, buf, bytes[c], MPI_BYTE, MPI_STATUS_IGNORE);
                 else if (c < 2) real_write_at(fh, o, buf, bytes[c], MPI_BYTE, MPI_STATUS_IGNORE);
                 else if ((named ? pwrite(f, buf, (size_t)bytes[c], o) : real_pwrite(f, buf, (size_t)bytes[c], o)) < 0)
                     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -167,9 +188,23 @@ int main(int argc, char **argv)
         tp[s] = (now() - t1) / n;
     }
     find_reals();
-    double ip[5];
+    /* stdio: a stream the tracer follows (in /dev/shm) */
+    char spath[4096];
+    snprintf(spath, sizeof spath, "%s/stdio.%d.dat", argv[1], rank);
+    FILE *sf = fopen(spath, "w");
+    if (!sf) MPI_Abort(MPI_COMM_WORLD, 1);
+    double ts[2];
+    for (int s = 0; s < 2; s++) {
+        for (long i = 0; i < n / 10; i++) stdio_call(s, 1, i, sf, buf);
+        double t1 = now();
+        for (long i = 0; i < n; i++) stdio_call(s, 1, i, sf, buf);
+        ts[s] = (now() - t1) / n;
+    }
+    double ip[7];
     long nb = n / (2 * BLOCK) / 4 > 0 ? n / (2 * BLOCK) / 4 : 1;   /* a quarter of CALLS a measure */
-    for (int c = 0; c < 5; c++) ip[c] = in_process(c, nb, fh, pfd, nfd, buf);
+    for (int c = 0; c < 7; c++) ip[c] = in_process(c, nb, fh, pfd, nfd, sf, buf);
+    fclose(sf);
+    unlink(spath);
     close(pfd);
     close(nfd);
     unlink(ppath);
@@ -183,10 +218,11 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("{\"write0_ns\": %.2f, \"write4k_ns\": %.2f, \"comm_ns\": %.2f, \"view_ns\": %.1f, "
                "\"clock_ns\": %.2f, \"pwrite0_ns\": %.2f, \"pwrite4k_ns\": %.2f, \"pwrite_excluded_ns\": %.2f, "
+               "\"fputc_ns\": %.2f, \"fwrite4k_ns\": %.2f, "
                "\"in_process\": {\"write0_ns\": %.2f, \"write4k_ns\": %.2f, \"pwrite0_ns\": %.2f, "
-               "\"pwrite4k_ns\": %.2f, \"pwrite_excluded_ns\": %.2f}}\n",
+               "\"pwrite4k_ns\": %.2f, \"pwrite_excluded_ns\": %.2f, \"fputc_ns\": %.2f, \"fwrite4k_ns\": %.2f}}\n",
                t[0] * 1e9, t[1] * 1e9, t[2] * 1e9, t[3] * 1e9, clock_s * 1e9, tp[0] * 1e9, tp[1] * 1e9,
-               tp[2] * 1e9, ip[0], ip[1], ip[2], ip[3], ip[4]);
+               tp[2] * 1e9, ts[0] * 1e9, ts[1] * 1e9, ip[0], ip[1], ip[2], ip[3], ip[4], ip[5], ip[6]);
     MPI_Finalize();
     return 0;
 }

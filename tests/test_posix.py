@@ -284,6 +284,136 @@ def test_fortran_unformatted_sequential(traced, tmp_path):
                                    2 * 3 * 1048580)
 
 
+# ------------------------------------------------------------- formatted and character stdio
+
+def traced_build(tmp_path, name, flags, np_):
+    """Program `name` built with mpicc and `flags` (not the fixtures' -O1), run
+    traced on np_ ranks in a data folder of its own."""
+    from conftest import PROGRAMS, Run
+    exe, data, trace = tmp_path / f"{name}.bin", tmp_path / "data", tmp_path / "trace"
+    data.mkdir()
+    subprocess.run(["mpicc", *flags, "-Wall", "-Wextra", "-Werror", "-o", exe, PROGRAMS / f"{name}.c"],
+                   check=True)
+    proc = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--", *mpirun(np_, exe, data)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "IOMODEL_POSIX": "1"})
+    assert proc.returncode == 0, proc.stderr
+    return Run(trace, data, proc)
+
+
+def stdio_log_events(routine, inlined=()):
+    """stdio_log's events on its files, in order (its header gives the calls,
+    offsets and bytes), as `routine` names each call the binary makes; a call
+    in `inlined` makes no event, and the calls after it on the same stream
+    are placed as the tracer keeps the position: short by its byte."""
+    def calls(f, seq):
+        out, short = [], 0
+        for name, off, n in seq:
+            if name in inlined:
+                short += n
+                continue
+            out.append((routine.get(name, name), f, off - short if off is not None else 0, n))
+        return out
+    log = calls("log.R", [("fopen", None, 0), ("fprintf", 0, 12)]
+                + [("fprintf", 12 + 17 * k, 17) for k in range(4)]
+                + [("fputs", 80, 9), ("fputc", 89, 1), ("putc", 90, 1), ("putc_unlocked", 91, 1),
+                   ("fputc", 92, 1), ("vfprintf", 93, 8), ("fwrite", 101, 16), ("fprintf", 117, 10),
+                   ("fprintf", 127, 9), ("fputs", 136, 39), ("fclose", None, 0)])
+    back = calls("log.R", [("fopen", None, 0), ("fgets", 0, 12)]
+                 + [("__isoc99_fscanf", 12 + 17 * k, 17) for k in range(4)]
+                 + [("getline", 80, 9), ("getc", 89, 1), ("ungetc", 89, 0), ("fgetc", 89, 1),
+                    ("getc", 90, 1), ("getc_unlocked", 91, 1), ("fgetc", 92, 1), ("fread", 93, 24),
+                    ("fgets", 117, 10), ("fgets", 127, 9), ("fgets", 136, 39)])
+    # the last fgets meets the end: 0 B, and the position asked there is the stream's own
+    back += [(routine.get("fgets", "fgets"), "log.R", 175, 0), ("fclose", "log.R", 0, 0)]
+    out = calls("out.R", [("freopen", None, 0), ("printf", 0, 12), ("puts", 12, 4), ("putchar", 16, 1),
+                          ("fflush", None, 0)])
+    fd = calls("fd.R", [("open", None, 0), ("dprintf", 0, 9), ("write", 9, 2), ("close", None, 0)])
+    return log + back + out + fd
+
+
+def stdio_events_of(run, rank):
+    return [(n, f.replace(str(rank), "R"), o, b) for n, f, o, b in events(run, rank) if f]
+
+
+def test_formatted_and_character_stdio_calls_are_traced(tmp_path):
+    """stdio_log built with -O0 (every call made as written; gcc still turns
+    fputs of a constant string into fwrite), 2 ranks: each call on its log is
+    one event at the stream's position with the bytes it moved: 15 writes of
+    175 B, as Darshan's STDIO module counts them, and 16 reads of 176 B (the
+    byte ungetc pushed back is read twice, and the last fgets meets the end of
+    the file: 0 B); nothing of what stdio's buffer wrote or read underneath
+    (no write or read event on log.R).  Standard output reopened on out.R with
+    freopen is followed from then on (printf, puts, putchar); dprintf is a
+    write at its descriptor's position.  The model: the log written is one
+    sequential phase of 15 operations (stdio's calls of one direction are one
+    routine for the phase rule), read back one of 15 (the 0-byte read is no
+    access) whose pushed-back byte, read twice, is a range gone over again:
+    strided by the rule; out.R and fd.R one sequential phase each."""
+    run = traced_build(tmp_path, "stdio_log", ["-O0"], 2)
+    want = stdio_log_events({"fputs": "fwrite"})
+    for r in range(2):
+        assert stdio_events_of(run, r) == want
+        assert (run.data_dir / f"out.{r}").read_text() == f"rank {r} done\nbye\n!"
+    info = json.loads(subprocess.run(IOMODEL + ["trace-info", "--json", str(run.trace_dir)],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert {p: (f["bytes_written"], f["bytes_read"]) for p, f in info["file_stats"].items()} == {
+        str(run.data_dir / f"{k}.{r}"): b for r in range(2)
+        for k, b in (("log", (175, 176)), ("out", (17, 0)), ("fd", (11, 0)))}
+    assert info["gaps"] == []
+    log_w = [12, 17, 17, 17, 17, 9, 1, 1, 1, 1, 8, 16, 10, 9, 39]
+    log_r = [12, 17, 17, 17, 17, 9, 1, 1, 1, 1, 1, 24, 10, 9, 39]
+    assert facts(model_of(run, tmp_path)) == [
+        ("fprintf", "STDIO", "log.{rank}", "write", 2, "0-1", log_w, 1, 2 * 175, "sequential", "unique"),
+        ("fgets", "STDIO", "log.{rank}", "read", 2, "0-1", log_r, 1, 2 * 176, "strided", "unique"),
+        ("printf", "STDIO", "out.{rank}", "write", 2, "0-1", [12, 4, 1], 1, 2 * 17, "sequential", "unique"),
+        ("dprintf", "POSIX", "fd.{rank}", "write", 2, "0-1", [9, 2], 1, 2 * 11, "sequential", "unique")]
+
+
+def test_fortified_stdio_calls_and_inlined_ones(tmp_path):
+    """stdio_log built as Debian builds packages (-O2 -D_FORTIFY_SOURCE=2):
+    the program calls glibc's checking forms (__fprintf_chk, __vfprintf_chk,
+    __printf_chk, __dprintf_chk), getline is __getdelim, putchar is putc on
+    stdout, and putc_unlocked and getc_unlocked are inlined into stdio's buffer
+    and call nothing: each of those moves 1 B no traced call accounts for.  The
+    calls after it are placed 1 B short (the tracer keeps the position itself);
+    where the position is asked again (the fclose of the log written, the
+    fgets that meets the end of the one read) the trace records the move, and
+    trace-info and analyze say so: 2 B a rank, 4 B in all, the model partial."""
+    run = traced_build(tmp_path, "stdio_log", ["-O2", "-D_FORTIFY_SOURCE=2"], 2)
+    chk = {"fprintf": "__fprintf_chk", "vfprintf": "__vfprintf_chk", "printf": "__printf_chk",
+           "dprintf": "__dprintf_chk", "getline": "__getdelim", "putchar": "putc", "fputs": "fwrite"}
+    want = stdio_log_events(chk, inlined=("putc_unlocked", "getc_unlocked"))
+    for r in range(2):
+        assert stdio_events_of(run, r) == want
+    note = ("ranks 0-1: stdio calls the tracer does not see (inlined by the compiler, such as getc_unlocked "
+            "and putc_unlocked, or not wrapped, such as putw and the wide-character calls) moved 4 B on 2 "
+            "files (log.0, log.1): those bytes are not in the trace")
+    assert run.trace().gaps["notes"] == [note]
+    model = model_of(run, tmp_path)
+    assert model["source"]["partial"]["notes"] == [note]
+    assert [(p["routine"], p["weight"], p["access_mode"]) for p in model["phases"]] == [
+        ("__fprintf_chk", 2 * 174, "sequential"), ("fgets", 2 * 175, "strided"),
+        ("__printf_chk", 2 * 17, "sequential"), ("__dprintf_chk", 2 * 11, "sequential")]
+
+
+def test_the_analyzer_knows_every_traced_posix_and_stdio_routine():
+    """Each data routine of tracer/wrappers.tmpl is a read or a write in
+    analyzer/trace.py as its line says, at an explicit offset where it gives
+    one; every stdio line (s_*) is of the STDIO interface, every POSIX one not."""
+    from iomodel.analyzer import trace as t
+    from iomodel.tracer.gen_wrappers import POSIX_DATA, POSIX_PARAMS, read_template
+    from conftest import ROOT
+    lines = [e for e in read_template(ROOT / "tracer" / "wrappers.tmpl") if e[1] in POSIX_PARAMS]
+    assert len(lines) > 100
+    for _, cls, name, flags, _ in lines:
+        traits = t.routine_traits(name)
+        assert traits["data"] == (cls in POSIX_DATA), name
+        assert (traits["read"], traits["write"]) == ("read" in flags, "write" in flags), name
+        assert (traits["pointer"] == "explicit") == ("at" in flags), name
+        assert traits["interface"] == ("STDIO" if cls.startswith("s_") else "POSIX"), name
+
+
 # ------------------------------------------------------------- MPI-IO beside its POSIX checks
 
 @BOTH_MPIS
@@ -291,7 +421,8 @@ def test_mpiio_events_are_the_same_with_posix_traced(traced, mpi):
     """s3d_like, whose rank 0 checks its five files with stdio: its MPI-IO calls
     are recorded the same with POSIX tracing on and off; on, rank 0's checks
     follow them: each file fopen'd, its 512 B header and 16 arrays of 8^3
-    doubles (4096 B) read with fread, fclosed."""
+    doubles (4096 B) read with fread, an fgetc that meets the end of the file
+    (0 B at 512 + 16 * 4096), fclosed."""
     on = [events(traced("s3d_like", 4, "blocking", 8, 8, 8, posix=True), r) for r in range(4)]
     off = [events(traced("s3d_like", 4, "blocking", 8, 8, 8), r) for r in range(4)]   # (the same folders)
     for r in range(4):
@@ -301,7 +432,8 @@ def test_mpiio_events_are_the_same_with_posix_traced(traced, mpi):
     for k in range(5):
         f = f"s3d.{k}.nc"
         want += [("fopen", f, 0, 0), ("fread", f, 0, 512)] + \
-            [("fread", f, 512 + 4096 * a, 4096) for a in range(16)] + [("fclose", f, 0, 0)]
+            [("fread", f, 512 + 4096 * a, 4096) for a in range(16)] + \
+            [("fgetc", f, 512 + 4096 * 16, 0), ("fclose", f, 0, 0)]
     assert checks == want
     assert all(e[0].startswith("MPI_") for r in (1, 2, 3) for e in on[r])
 

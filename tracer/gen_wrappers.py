@@ -43,11 +43,18 @@ CLASS_PARAMS = {
 POSIX_PARAMS = {
     "p_open": ("path", "flags"), "p_openat": ("dirfd", "path", "flags"), "p_creat": ("path", "mode"),
     "p_close": ("fd",), "p_dup": ("oldfd",), "p_unlink": ("path",), "p_io": ("fd", "buf", "count"),
-    "p_iov": ("fd", "iov", "iovcnt"), "p_seek": ("fd", "offset", "whence"), "p_call": ("fd",),
-    "s_open": ("path", "mode"), "s_fdopen": ("fd", "mode"), "s_close": ("stream",),
-    "s_io": ("ptr", "size", "nmemb", "stream"), "s_seek": ("stream", "offset", "whence"),
-    "s_call": ("stream",),
+    "p_iov": ("fd", "iov", "iovcnt"), "p_count": ("fd",), "p_seek": ("fd", "offset", "whence"),
+    "p_call": ("fd",),
+    "s_open": ("path", "mode"), "s_fdopen": ("fd", "mode"), "s_reopen": ("path", "mode", "stream"),
+    "s_close": ("stream",),
+    "s_io": ("ptr", "size", "nmemb", "stream"), "s_char": ("stream",), "s_puts": ("s", "stream"),
+    "s_gets": ("s", "stream"), "s_count": ("stream",), "s_scan": ("stream",),
+    "s_seek": ("stream", "offset", "whence"), "s_setpos": ("stream",), "s_rewind": ("stream",),
+    "s_unget": ("stream",), "s_tell": ("stream",), "s_call": ("stream",),
 }
+# The data-access classes: each needs one of read/write (and p_*, one of at/cur).
+POSIX_DATA = ("p_io", "p_iov", "p_count", "s_io", "s_char", "s_puts", "s_gets", "s_count", "s_scan")
+LOCAL = re.compile(r"^(?P<name>[a-z_]\w*)=(?P<value>.+)$")
 POSIX_PROTO = re.compile(r"^(?P<ret>.*?[\w*])\s*\b(?P<name>\w+)\s*\((?P<params>.*)\)\s*$")
 FLAG_BITS = {"coll": "IOM_F_COLL", "write": "IOM_F_WRITE", "read": "IOM_F_READ"}
 POSITION = {"at": "IOM_POS_AT", "ind": "IOM_POS_IND", "shared": "IOM_POS_SHARED"}
@@ -218,9 +225,16 @@ def body(cls, name, flags, call):
     return f"IOM_{cls.upper()}({op}, {call})"
 
 
-def posix_wrapper(template, lineno, cls, name, flags, proto):
+def posix_wrapper(template, lineno, cls, name, flags, proto, listed):
     """The C of one POSIX or stdio wrapper: the real function's pointer, and
-    the function itself with the template's prototype, its body the class macro."""
+    the function itself with the template's prototype, its body the class macro.
+    Flags beside at/cur/read/write: ARG=param (p_call's stored argument),
+    VIA=routine (a variadic routine forwards its va_list to that one's real
+    function, listed before it), name=value (a local the class macro uses for a
+    parameter the routine lacks: stream=stdout), NEWLINE (puts' newline), LABEL
+    (defined under another C name with the symbol as its assembler label, where
+    the C library's header redirects or defines the name: glibc's fscanf is
+    __isoc99_fscanf)."""
     m = POSIX_PROTO.match(proto)
     if not m or m.group("name") != name:
         raise TemplateError(f"{template}:{lineno}: the prototype {proto!r} is not that of {name}")
@@ -228,35 +242,65 @@ def posix_wrapper(template, lineno, cls, name, flags, proto):
     variadic = params.endswith("...")
     fixed = params[:-3].rstrip(" ,") if variadic else params
     args = param_names(fixed)
-    missing = [p for p in POSIX_PARAMS[cls] if p not in args]
+    local = {x.group("name"): x.group("value") for x in map(LOCAL.match, flags) if x}
+    via = next((f[4:] for f in flags if f.startswith("VIA=")), None)
+    missing = [p for p in POSIX_PARAMS[cls] if p not in args and p not in local]
     missing += [f[4:] for f in flags if f.startswith("ARG=") and f[4:] not in args]
     if missing:
         raise TemplateError(f"{template}:{lineno}: {name} ({cls}) lacks parameter(s) {missing}")
+    opening = cls in ("p_open", "p_openat")
+    if variadic and not opening and via not in listed:
+        raise TemplateError(f"{template}:{lineno}: {name} is variadic: VIA= must name its va_list "
+                            "form, listed before it")
+    if cls in POSIX_DATA and ("read" in flags) == ("write" in flags):
+        raise TemplateError(f"{template}:{lineno}: {name}: a data access needs exactly one of read/write")
+    if cls.startswith("p_") and cls in POSIX_DATA and ("at" in flags) == ("cur" in flags):
+        raise TemplateError(f"{template}:{lineno}: {name}: a data access needs exactly one of at/cur")
     types = ", ".join(p.rsplit(a, 1)[0].strip() for p, a in zip(fixed.split(","), args)) if args else "void"
     bits = " | ".join(FLAG_BITS[f] for f in flags if f in FLAG_BITS) or "0"
     under = f"IOM_OPU_{name}" if cls.startswith("p_") else "-1"
-    call_args = args + (["mode"] if variadic else [])
-    call = f"iom_real_{name}({', '.join(call_args)})"
+    real = via or name
+    call_args = args + (["mode"] if opening and variadic else ["ap"] if variadic else [])
+    call = f"iom_real_{real}({', '.join(call_args)})"
+    if ret == "void":           # the macros time and return a value: give the call one
+        call = f"({call}, 0)"
     arg = next((f"(int64_t)({f[4:]})" for f in flags if f.startswith("ARG=")), "0")
-    if cls in ("p_io", "p_iov") and ("at" in flags) == ("cur" in flags):
-        raise TemplateError(f"{template}:{lineno}: {name}: a data access needs exactly one of at/cur")
     pos = "(int64_t)offset" if "at" in flags else "IOM_CUR"
-    macro = {"p_io": f"IOM_P_IO({name}, IOM_OP_{name}, {under}, {bits}, {pos}, {call})",
-             "p_iov": f"IOM_P_IOV({name}, IOM_OP_{name}, {under}, {bits}, {pos}, {call})",
-             "p_call": f"IOM_P_CALL({name}, IOM_OP_{name}, {under}, {arg}, {call})",
-             "s_io": f"IOM_S_IO({name}, IOM_OP_{name}, {bits}, {call})",
+    op = f"IOM_OP_{name}"
+    macro = {"p_io": f"IOM_P_IO({real}, {op}, {under}, {bits}, {pos}, {call})",
+             "p_iov": f"IOM_P_IOV({real}, {op}, {under}, {bits}, {pos}, {call})",
+             "p_count": f"IOM_P_COUNT({real}, {op}, {under}, {bits}, {pos}, {call})",
+             "p_call": f"IOM_P_CALL({real}, {op}, {under}, {arg}, {call})",
+             "s_puts": f"IOM_S_PUTS({real}, {op}, {bits}, {int('NEWLINE' in flags)}, {call})",
              # dup2 and dup3 name the new descriptor, which they close first if open
-             "p_dup": f"IOM_P_DUP({name}, IOM_OP_{name}, {under}, {'newfd' if 'newfd' in args else '-1'}, {call})",
-             }.get(cls, f"IOM_{cls.upper()}({name}, IOM_OP_{name}, {under}, {call})")
-    head = ""
-    if variadic:        # open's mode: only there with O_CREAT or O_TMPFILE
-        head = (f"mode_t mode = 0; if (IOM_OPEN_NEEDS_MODE(flags)) {{ va_list ap; va_start(ap, {args[-1]}); "
-                f"mode = (mode_t)va_arg(ap, int); va_end(ap); }} ")
+             "p_dup": f"IOM_P_DUP({real}, {op}, {under}, {'newfd' if 'newfd' in args else '-1'}, {call})",
+             }.get(cls, f"IOM_{cls.upper()}({real}, {op}, {bits}, {call})" if cls in POSIX_DATA
+                   else f"IOM_{cls.upper()}({real}, {op}, {under}, {call})")
+    head = "".join(f"__auto_type {k} = {v}; " for k, v in local.items())
+    if opening and variadic:        # open's mode: only there with O_CREAT or O_TMPFILE
+        head += (f"mode_t mode = 0; if (IOM_OPEN_NEEDS_MODE(flags)) {{ va_list ap; va_start(ap, {args[-1]}); "
+                 f"mode = (mode_t)va_arg(ap, int); va_end(ap); }} ")
+    cname = f"iom_w_{name}" if "LABEL" in flags else name
     real_params = f"{types}, ..." if variadic else types
-    return [f"/* {name}: {cls} {' '.join(flags)} */",
-            f"IOM_HIDDEN {ret} (*iom_real_{name})({real_params});",
-            f"{ret} {name}({params})",
-            f"{{ {head}{macro} }}", ""]
+    out = [f"/* {name}: {cls} {' '.join(flags)} */",
+           f"IOM_HIDDEN {ret} (*iom_real_{name})({real_params});"]
+    if "LABEL" in flags:
+        out.append(f'{ret} {cname}({params}) __asm__("{name}");')
+    if (variadic and not opening) or ret == "void":
+        # the body in a function of its own: a variadic routine's takes its va_list
+        inner = f"{fixed}, va_list ap" if variadic else (fixed or "void")
+        inner_args = ", ".join(args + (["ap"] if variadic else []))
+        inner_ret = "int" if ret == "void" else ret
+        result = "(void)" if ret == "void" else f"{ret} iom_r = "
+        out += [f"static {inner_ret} iom_do_{name}({inner})",
+                f"{{ {head}{macro} }}",
+                f"{ret} {cname}({params})",
+                (f"{{ va_list ap; va_start(ap, {args[-1]}); {result}iom_do_{name}({inner_args}); va_end(ap); "
+                 f"{'' if ret == 'void' else 'return iom_r; '}}}") if variadic else
+                f"{{ {result}iom_do_{name}({inner_args}); }}", ""]
+    else:
+        out += [f"{ret} {cname}({params})", f"{{ {head}{macro} }}", ""]
+    return out
 
 
 def with_large_count_forms(entries, protos):
@@ -291,7 +335,7 @@ def generate(template, mpi_h):
             names.append(name)
             if cls.startswith("p_"):
                 unders.append(name)
-            out += posix_wrapper(template, lineno, cls, name, flags, proto)
+            out += posix_wrapper(template, lineno, cls, name, flags, proto, seen)
             continue
         if name not in protos:
             raise TemplateError(f"{template}:{lineno}: {name} has no prototype in {mpi_h}")

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -131,6 +132,9 @@ static inline int64_t iom_iov_bytes(const struct iovec *iov, int n)
 #define IOM_P_IOV(NAME, OP, UOP, FLAGS, POS, CALL)                                  \
     IOM_P_DATA(NAME, OP, UOP, FLAGS, POS, iom_iov_bytes(iov, iovcnt),               \
                iovcnt > 0 ? iov[0].iov_base : NULL, CALL)
+/* dprintf: the bytes written, or a negative number */
+#define IOM_P_COUNT(NAME, OP, UOP, FLAGS, POS, CALL)                                \
+    IOM_P_DATA(NAME, OP, UOP, FLAGS, POS, 0, NULL, CALL)
 
 #define IOM_P_SEEK(NAME, OP, UOP, CALL)                                             \
     IOM_P_REAL(NAME)                                                                \
@@ -150,14 +154,25 @@ static inline int64_t iom_iov_bytes(const struct iovec *iov, int n)
                iom_t0, iom_t1);                                                     \
     IOM_P_DONE
 
-/* stdio: a stream is followed through its descriptor (fileno); its position is
- * the stream's own (ftello), which counts what sits in its buffer.  MPI-IO
- * does not use stdio: these have no lower-layer op (UOP unused). */
+/* stdio: a stream is followed through its descriptor (fileno).  Its position
+ * is the stream's own, which counts what sits in its buffer: the tracer keeps
+ * it from the bytes each call moved, taken from ftello where a call does not
+ * tell it (at the open, after a seek, a call that moved less than asked, a
+ * formatted read), as glibc's ftello costs a system call.  What stdio's buffer
+ * then writes or reads with its own internal calls is not seen, so not counted
+ * twice.  A call that reads or sets the position (seek, tell, rewind, ungetc,
+ * close) checks the tracer's against ftello: a difference is a move no traced
+ * call made (an inlined getc_unlocked...), and the trace says so.  MPI-IO does
+ * not use stdio: these have no lower-layer op (UOP unused). */
 static inline int iom_stream_fd(FILE *stream)   /* fflush(NULL): all streams, none of them */
 {
     return stream ? fileno(stream) : -1;
 }
 #define IOM_S_STREAM_FD iom_stream_fd(stream)
+#define IOM_S_FOLLOWED(CALL)                                                        \
+    int iom_s;                                                                      \
+    if (IOM_LIKELY(iom_p_mode() != 1) || (iom_s = iom_fd_slot(IOM_S_STREAM_FD)) < 0) \
+        return CALL;
 
 #define IOM_S_OPEN(NAME, OP, UOP, CALL)                                             \
     IOM_P_REAL(NAME)                                                                \
@@ -171,6 +186,16 @@ static inline int iom_stream_fd(FILE *stream)   /* fflush(NULL): all streams, no
     IOM_P_TIMED(CALL)                                                               \
     iom_s_fdopen(OP, iom_rc, fd, mode, iom_err, iom_t0, iom_t1);                    \
     IOM_P_DONE
+/* freopen: the stream's old file is closed (a followed one forgotten), its new
+ * one opened on the same stream (a standard stream reopened on a file is
+ * followed from then on). */
+#define IOM_S_REOPEN(NAME, OP, UOP, CALL)                                           \
+    IOM_P_REAL(NAME)                                                                \
+    if (IOM_LIKELY(iom_p_mode() != 1)) return CALL;                                 \
+    int iom_ofd = IOM_S_STREAM_FD, iom_os = iom_fd_slot(iom_ofd);                   \
+    IOM_P_TIMED(CALL)                                                               \
+    iom_s_reopen(OP, iom_rc, iom_ofd, iom_os, path, mode, iom_err, iom_t0, iom_t1); \
+    IOM_P_DONE
 #define IOM_S_CLOSE(NAME, OP, UOP, CALL)                                            \
     IOM_P_REAL(NAME)                                                                \
     int iom_fd = IOM_S_STREAM_FD, iom_s = iom_fd_slot(iom_fd);                      \
@@ -181,34 +206,76 @@ static inline int iom_stream_fd(FILE *stream)   /* fflush(NULL): all streams, no
         errno = iom_e;                                                              \
         return iom_r;                                                               \
     }                                                                               \
+    int64_t iom_seen = iom_s_position(stream);                                      \
     IOM_P_TIMED(CALL)                                                               \
-    iom_p_close(OP, iom_rc, iom_fd, iom_s, iom_t0, iom_t1);                         \
+    iom_s_close(OP, iom_rc, iom_fd, iom_s, iom_seen, iom_t0, iom_t1);               \
     IOM_P_DONE
-#define IOM_S_IO(NAME, OP, FLAGS, CALL)                                             \
+
+/* A data access on a followed stream.  BYTES: what the call moved, given its
+ * result iom_rc (-1: the move of the position, asked of ftello after the
+ * call); SHORT: it moved less than it was asked (the end of the file, or an
+ * error, which ferror tells apart), so the position is asked of ftello. */
+#define IOM_S_DATA(NAME, OP, FLAGS, BYTES, SHORT, BUF, CALL)                        \
     IOM_P_REAL(NAME)                                                                \
-    int iom_fd, iom_s;                                                              \
-    if (IOM_LIKELY(iom_p_mode() != 1) || (iom_s = iom_fd_slot(iom_fd = IOM_S_STREAM_FD)) < 0) \
-        return CALL;                                                                \
-    int64_t iom_pos = iom_s_tell(stream);                                           \
+    IOM_S_FOLLOWED(CALL)                                                            \
     IOM_P_TIMED(CALL)                                                               \
-    iom_p_io(OP, (FLAGS) | (iom_rc < nmemb && ferror(stream) ? IOM_F_ERROR : 0u), iom_s, \
-             iom_pos, (int64_t)(iom_rc * size), (int64_t)(nmemb * size), ptr, iom_fd,  \
-             iom_t0, iom_t1);                                                       \
+    int iom_short = (SHORT);                                                        \
+    iom_s_io(OP, (FLAGS) | (iom_short && ferror(stream) ? IOM_F_ERROR : 0u), iom_s,  \
+             (int64_t)(BYTES), iom_short ? iom_s_position(stream) : -1, BUF, iom_t0, iom_t1); \
+    IOM_P_DONE
+/* fread, fwrite: elements of `size` bytes */
+#define IOM_S_IO(NAME, OP, FLAGS, CALL)                                             \
+    IOM_S_DATA(NAME, OP, FLAGS, iom_rc * size, iom_rc < nmemb, ptr, CALL)
+/* fputc, getc...: a character, or EOF */
+#define IOM_S_CHAR(NAME, OP, FLAGS, CALL)                                           \
+    IOM_S_DATA(NAME, OP, FLAGS, iom_rc != EOF, iom_rc == EOF, NULL, CALL)
+/* fputs: the string s, or EOF; puts: s and a newline (NL 1) */
+#define IOM_S_PUTS(NAME, OP, FLAGS, NL, CALL)                                       \
+    IOM_S_DATA(NAME, OP, FLAGS, iom_rc != EOF ? strlen(s) + (NL) : 0, iom_rc == EOF, NULL, CALL)
+/* fgets: the string read, or NULL */
+#define IOM_S_GETS(NAME, OP, FLAGS, CALL)                                           \
+    IOM_S_DATA(NAME, OP, FLAGS, iom_rc ? strlen(iom_rc) : 0, !iom_rc, NULL, CALL)
+/* fprintf, getline...: the bytes moved, or a negative number */
+#define IOM_S_COUNT(NAME, OP, FLAGS, CALL)                                          \
+    IOM_S_DATA(NAME, OP, FLAGS, iom_rc > 0 ? iom_rc : 0, iom_rc < 0, NULL, CALL)
+/* fscanf: the bytes it consumed, from the position it left */
+#define IOM_S_SCAN(NAME, OP, FLAGS, CALL)                                           \
+    IOM_S_DATA(NAME, OP, FLAGS, -1, 1, NULL, CALL)
+
+/* A call that moves the position: ERR, given iom_rc, it failed; AFTER, the
+ * position it left (iom_seen: the position before it); A and B the event's
+ * offset and bytes fields. */
+#define IOM_S_MOVE(NAME, OP, ERR, AFTER, A, B, CALL)                                \
+    IOM_P_REAL(NAME)                                                                \
+    IOM_S_FOLLOWED(CALL)                                                            \
+    int64_t iom_seen = iom_s_position(stream);                                      \
+    IOM_P_TIMED(CALL)                                                               \
+    int64_t iom_after = (ERR) ? -1 : (int64_t)(AFTER);                              \
+    iom_s_pos(OP, (ERR) ? IOM_F_ERROR : 0u, iom_s, iom_seen, iom_after, A, B, iom_t0, iom_t1); \
     IOM_P_DONE
 #define IOM_S_SEEK(NAME, OP, UOP, CALL)                                             \
+    IOM_S_MOVE(NAME, OP, iom_rc != 0,                                               \
+               whence == SEEK_SET ? (int64_t)offset                                 \
+               : whence == SEEK_CUR && iom_seen >= 0 ? iom_seen + (int64_t)offset   \
+               : iom_s_position(stream),                                            \
+               iom_after >= 0 ? iom_after : (int64_t)offset, whence, CALL)
+#define IOM_S_SETPOS(NAME, OP, UOP, CALL)                                           \
+    IOM_S_MOVE(NAME, OP, iom_rc != 0, iom_s_position(stream), iom_after, SEEK_SET, CALL)
+#define IOM_S_REWIND(NAME, OP, UOP, CALL)                                           \
+    IOM_S_MOVE(NAME, OP, 0, 0, 0, SEEK_SET, CALL)
+#define IOM_S_UNGET(NAME, OP, UOP, CALL)                                            \
+    IOM_S_MOVE(NAME, OP, iom_rc == EOF, iom_seen > 0 ? iom_seen - 1 : iom_seen, iom_after, 0, CALL)
+/* ftell: the position, which the tracer's is checked against */
+#define IOM_S_TELL(NAME, OP, UOP, CALL)                                             \
     IOM_P_REAL(NAME)                                                                \
-    int iom_s;                                                                      \
-    if (IOM_LIKELY(iom_p_mode() != 1) || (iom_s = iom_fd_slot(IOM_S_STREAM_FD)) < 0) \
-        return CALL;                                                                \
+    IOM_S_FOLLOWED(CALL)                                                            \
     IOM_P_TIMED(CALL)                                                               \
-    iom_p_call(OP, iom_rc != 0 ? IOM_F_ERROR : 0u, iom_s, (int64_t)offset, whence,  \
-               iom_t0, iom_t1);                                                     \
+    iom_s_pos(OP, iom_rc < 0 ? IOM_F_ERROR : 0u, iom_s, (int64_t)iom_rc, -1, (int64_t)iom_rc, 0, \
+              iom_t0, iom_t1);                                                      \
     IOM_P_DONE
 #define IOM_S_CALL(NAME, OP, UOP, CALL)                                             \
     IOM_P_REAL(NAME)                                                                \
-    int iom_s;                                                                      \
-    if (IOM_LIKELY(iom_p_mode() != 1) || (iom_s = iom_fd_slot(IOM_S_STREAM_FD)) < 0) \
-        return CALL;                                                                \
+    IOM_S_FOLLOWED(CALL)                                                            \
     IOM_P_TIMED(CALL)                                                               \
     iom_p_call(OP, 0u, iom_s, (int64_t)iom_rc, 0, iom_t0, iom_t1);                  \
     IOM_P_DONE

@@ -45,7 +45,7 @@ int iom_npending;
 #define CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 enum { CHUNK_EVENTS = 1, CHUNK_META = 2, CHUNK_END = 3, CHUNK_STOP = 4 };
 enum { META_ROUTINES = 1, META_OPEN = 2, META_VIEW = 3, META_PATH = 4, META_PROGRAM = 5, META_BUFFER = 6,
-       META_LOST = 7, META_TYPE = 8 };
+       META_LOST = 7, META_TYPE = 8, META_UNSEEN = 9 };
 enum { PATH_DELETE = 1, PATH_FAILED_OPEN = 2 };   /* a path record's event, by what it did */
 enum { END_FINALIZE = 0, END_ABORT = 1, END_EXIT = 2, END_SIGNAL = 3, END_NO_MPI = 4 }; /* END_SIGNAL | signo << 8 */
 
@@ -484,7 +484,7 @@ static int pm_del(struct ptrmap *m, uintptr_t k, uint64_t *v)
 
 /* An open file: MPI-IO's (keyed by handle in `files`) or a POSIX descriptor's
  * (iom_fdslot[fd] = slot + 1), whose position the tracer keeps. */
-struct slot { uint64_t begin_seq; int busy; int append; int64_t pos; int refs; };
+struct slot { uint64_t begin_seq; int busy; int append; int64_t pos; int refs; int64_t spos; };
 static struct ptrmap files, requests;
 static struct slot *slots;
 static int nslots, *free_slots, nfree;
@@ -521,7 +521,7 @@ static int slot_new(void)
         free_slots = nf;
         s = nslots++;
     } else return IOM_NO_SLOT;
-    slots[s] = (struct slot){UINT64_MAX, 1, 0, 0, 1};
+    slots[s] = (struct slot){UINT64_MAX, 1, 0, 0, 1, -1};
     return s;
 }
 
@@ -580,6 +580,7 @@ static void note_new_buffer(uint32_t off, uint64_t seq)
 
 static inline void note_buffer(const void *buf, uint64_t seq)
 {
+    if (!buf) return;                /* a call with no buffer of the application's (fprintf) */
     uint32_t off = (uint32_t)((uintptr_t)buf & 4095u);
     if (IOM_UNLIKELY((int64_t)off != last_buffer_offset)) note_new_buffer(off, seq);
 }
@@ -985,11 +986,12 @@ static int stdio_flags(const char *mode)
     }
 }
 
-/* An open (fd >= 0) or a failed one (fd < 0, err its errno) of a followed path:
- * an event, and the open's record with the descriptor's slot, or the path. */
-void iom_p_open(int op, int f, int dirfd, const char *path, int flags, int err, uint64_t t0, uint64_t t1)
+/* An open (fd >= 0) or a failed one (fd < 0) of a followed path: an event, and
+ * the open's record with the descriptor's slot, or the path; spos: a stream's
+ * position (-1: a descriptor's open). */
+static void p_open(int op, int f, int dirfd, const char *path, int flags, int64_t spos,
+                   uint64_t t0, uint64_t t1)
 {
-    (void)err;
     if (!path || f >= iom_nfd) return;
     char dir[PATH_MAX], full[PATH_MAX];
     if (dirfd != AT_FDCWD && path[0] != '/') {      /* openat: from its directory */
@@ -1003,6 +1005,7 @@ void iom_p_open(int op, int f, int dirfd, const char *path, int flags, int err, 
     uint64_t seq = push(op, f >= 0 ? 0u : IOM_F_ERROR, slot, 0, 0, t0, t1);
     if (slot != (int)IOM_NO_SLOT) {
         slots[slot].append = (flags & O_APPEND) != 0;
+        slots[slot].spos = spos;
         iom_fdslot[f] = slot + 1;
         struct { uint32_t slot; int32_t amode, comm_size, comm_rank; } fixed = {(uint32_t)slot, flags, 1, 0};
         meta_path(META_OPEN, seq, &fixed, sizeof fixed, path);
@@ -1013,24 +1016,51 @@ void iom_p_open(int op, int f, int dirfd, const char *path, int flags, int err, 
     UNLOCK();
 }
 
+void iom_p_open(int op, int f, int dirfd, const char *path, int flags, int err, uint64_t t0, uint64_t t1)
+{
+    (void)err;
+    p_open(op, f, dirfd, path, flags, -1, t0, t1);
+}
+
+/* A stream's open: its position from the start (the end of the file for "a",
+ * where glibc puts it). */
 void iom_s_open(int op, FILE *fp, const char *path, const char *mode, int err, uint64_t t0, uint64_t t1)
 {
-    iom_p_open(op, fp ? fileno(fp) : -1, AT_FDCWD, path, stdio_flags(mode), err, t0, t1);
+    (void)err;
+    p_open(op, fp ? fileno(fp) : -1, AT_FDCWD, path, stdio_flags(mode), fp ? iom_s_position(fp) : -1,
+           t0, t1);
 }
 
 void iom_s_fdopen(int op, FILE *fp, int f, const char *mode, int err, uint64_t t0, uint64_t t1)
 {
+    (void)err;
     if (!fp) return;
     int slot = iom_fd_slot(f);
+    int64_t at = iom_s_position(fp);
     if (slot >= 0) {                                 /* a followed descriptor, now a stream */
         LOCK();
         push(op, 0, slot, 0, 0, t0, t1);
+        slots[slot].spos = at;
         UNLOCK();
         return;
     }
     char path[PATH_MAX];
     if (fd_path(f, path, sizeof path) == 0 && path[0] == '/')
-        iom_p_open(op, f, AT_FDCWD, path, stdio_flags(mode), err, t0, t1);
+        p_open(op, f, AT_FDCWD, path, stdio_flags(mode), at, t0, t1);
+}
+
+/* freopen: the old file (oldfd, followed if oldslot >= 0) is closed whether or
+ * not the new one opens; a NULL path changes the mode of the same file. */
+void iom_s_reopen(int op, FILE *fp, int oldfd, int oldslot, const char *path, const char *mode, int err,
+                  uint64_t t0, uint64_t t1)
+{
+    if (!path) {
+        if (oldslot >= 0) iom_s_pos(op, fp ? 0u : IOM_F_ERROR, oldslot, -1, fp ? iom_s_position(fp) : -1,
+                                    0, 0, t0, t1);
+        return;
+    }
+    if (oldslot >= 0) iom_p_forget(oldfd, oldslot);
+    iom_s_open(op, fp, path, mode, err, t0, t1);
 }
 
 /* A data access; pos: the offset the call gave, or IOM_CUR for the descriptor's
@@ -1098,12 +1128,71 @@ void iom_p_dup(int op, int rc, int oldfd, int slot, uint64_t t0, uint64_t t1)
     UNLOCK();
 }
 
-void iom_p_close(int op, int rc, int f, int slot, uint64_t t0, uint64_t t1)
+/* The stream moved from `from` to `to` by calls no traced call accounts for
+ * (getc_unlocked inlined by the compiler, putw...): the trace says so. */
+static void note_unseen(int slot, int64_t from, int64_t to, uint64_t seq)
+{
+    struct { uint32_t slot, pad; int64_t from, to; } r = {(uint32_t)slot, 0, from, to};
+    size_t total;
+    unsigned char *p = meta_begin(META_UNSEEN, sizeof r, seq, &total);
+    if (!p) return;
+    memcpy(p + sizeof(struct meta_header), &r, sizeof r);
+    meta_end(p, total);
+}
+
+/* A stream's position as ftello gave it (seen, -1: not asked) checked against
+ * the tracer's, at the call `seq`; the tracer's follows it. */
+static void check_position(int slot, int64_t seen, uint64_t seq)
+{
+    struct slot *s = &slots[slot];
+    if (seen < 0) return;
+    if (s->spos >= 0 && seen != s->spos) note_unseen(slot, s->spos, seen, seq);
+    s->spos = seen;
+}
+
+/* A data access on a stream, at its position (which the tracer keeps); bytes:
+ * what it moved (-1: the move of the position); after: the position it left,
+ * asked where the bytes do not tell it (-1: they do), which gives the position
+ * it started from, checked against the tracer's. */
+void iom_s_io(int op, unsigned flags, int slot, int64_t bytes, int64_t after, const void *buf,
+              uint64_t t0, uint64_t t1)
 {
     LOCK();
-    push(op, rc == 0 ? 0u : IOM_F_ERROR, slot, 0, 0, t0, t1);
+    struct slot *s = &slots[slot];
+    int64_t pos = s->spos, seen = -1;
+    if (after >= 0 && bytes < 0) bytes = pos >= 0 && after > pos ? after - pos : 0;
+    else if (after >= 0) pos = seen = after - bytes;
+    uint64_t seq = push(op, flags | (pos < 0 ? IOM_F_NOPOS : 0u), slot, pos, bytes, t0, t1);
+    note_buffer(buf, seq);
+    check_position(slot, seen, seq);
+    s->spos = after >= 0 ? after : pos >= 0 ? pos + bytes : -1;
+    UNLOCK();
+}
+
+/* A call that reads or sets a stream's position: seen, the position before it
+ * (ftello; -1: not asked), checked against the tracer's; after, the position
+ * it left (-1: unchanged).  a, b: the event's offset and bytes fields. */
+void iom_s_pos(int op, unsigned flags, int slot, int64_t seen, int64_t after, int64_t a, int64_t b,
+               uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    check_position(slot, seen, push(op, flags, slot, a, b, t0, t1));
+    if (after >= 0) slots[slot].spos = after;
+    UNLOCK();
+}
+
+/* A close (seen: a stream's position before it, -1 for a descriptor). */
+void iom_s_close(int op, int rc, int f, int slot, int64_t seen, uint64_t t0, uint64_t t1)
+{
+    LOCK();
+    check_position(slot, seen, push(op, rc == 0 ? 0u : IOM_F_ERROR, slot, 0, 0, t0, t1));
     if (rc == 0) forget(f, slot);
     UNLOCK();
+}
+
+void iom_p_close(int op, int rc, int f, int slot, uint64_t t0, uint64_t t1)
+{
+    iom_s_close(op, rc, f, slot, -1, t0, t1);
 }
 
 void iom_p_forget(int f, int slot)
@@ -1125,7 +1214,7 @@ void iom_p_unlink(int op, int rc, const char *path, uint64_t t0, uint64_t t1)
 
 /* A stream's position, as the application would read it (the real ftello). */
 extern off_t (*iom_real_ftello)(FILE *) IOM_HIDDEN;
-int64_t iom_s_tell(FILE *fp)
+int64_t iom_s_position(FILE *fp)
 {
     if (!iom_real_ftello) iom_real_ftello = (__typeof__(iom_real_ftello))iom_dlsym_next("ftello");
     int saved = errno;

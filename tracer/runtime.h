@@ -40,7 +40,7 @@ extern IOM_HIDDEN MPI_Info iom_info_null;
 #define IOM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define IOM_LIKELY(x) __builtin_expect(!!(x), 1)
 
-#define IOM_TRACE_VERSION 4
+#define IOM_TRACE_VERSION 5
 #define IOM_NO_SLOT 0xFFFFu
 
 /* Event flags (struct iom_event.flags). */
@@ -170,6 +170,13 @@ void iom_s_open(int op, FILE *fp, const char *path, const char *mode, int err,
                 uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_s_fdopen(int op, FILE *fp, int fd, const char *mode, int err,
                   uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_s_reopen(int op, FILE *fp, int oldfd, int oldslot, const char *path, const char *mode,
+                  int err, uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_s_io(int op, unsigned flags, int slot, int64_t bytes, int64_t after, const void *buf,
+              uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_s_pos(int op, unsigned flags, int slot, int64_t seen, int64_t after, int64_t a, int64_t b,
+               uint64_t t0, uint64_t t1) IOM_HIDDEN;
+void iom_s_close(int op, int rc, int fd, int slot, int64_t seen, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_p_io(int op, unsigned flags, int slot, int64_t pos, int64_t rc, int64_t asked,
               const void *buf, int fd, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_p_seek(int op, int slot, int64_t rc, int64_t offset, int whence,
@@ -180,7 +187,7 @@ void iom_p_close(int op, int rc, int fd, int slot, uint64_t t0, uint64_t t1) IOM
 void iom_p_dup(int op, int rc, int oldfd, int slot, uint64_t t0, uint64_t t1) IOM_HIDDEN;
 void iom_p_forget(int fd, int slot) IOM_HIDDEN;
 void iom_p_unlink(int op, int rc, const char *path, uint64_t t0, uint64_t t1) IOM_HIDDEN;
-int64_t iom_s_tell(FILE *fp) IOM_HIDDEN;
+int64_t iom_s_position(FILE *fp) IOM_HIDDEN;
 
 /* Filetype flattening (typeflat.c). */
 struct iom_block { int64_t off, len; };
