@@ -6,35 +6,38 @@ from .trace import Trace, TraceError, open_trace
 __all__ = ["Trace", "TraceError", "open_trace", "load_ops", "analyze"]
 
 
-def load_ops(path):
-    """The data operations of a trace directory or a Darshan log (.darshan)."""
+def load_ops(path, partial=False):
+    """The data operations of a trace directory or a Darshan log (.darshan);
+    partial: of a damaged trace, what comes before the damage."""
     path = Path(path)
     if path.is_file() and path.suffix == ".darshan":
         from .darshan import ops_from_darshan
         return ops_from_darshan(path)
     from .ops import ops_from_trace
-    return ops_from_trace(Trace(path, lazy=True))
+    return ops_from_trace(Trace(path, lazy=True, partial=partial))
 
 
-def analyze(path, max_comm_gap=None, max_idle_s=None, jobs=None):
+def analyze(path, max_comm_gap=None, max_idle_s=None, jobs=None, partial=False):
     """The I/O model (a dict, docs/model-format.md) of a trace or Darshan log.
     A trace's per-rank stages run in `jobs` processes (analyzer/parallel.py;
-    None: one per core, for traces of at least MIN_PARALLEL_BYTES; 1: none)."""
+    None: one per core, for traces of at least MIN_PARALLEL_BYTES; 1: none).
+    partial: a damaged trace's model of what comes before the damage (read in
+    one process), marked partial."""
     from .phases import build_model
     path = Path(path)
-    if path.is_dir() and jobs != 1:
+    if path.is_dir() and jobs != 1 and not partial:
         from . import parallel
         trace = Trace(path, lazy=True)
         jobs = parallel.workers_for(trace, jobs)
         if jobs > 1:
             workers = parallel.RankWorkers(trace.rank_files, jobs)
             try:
-                ops = workers.read(path)
+                ops = workers.read(path, empty=trace.empty_ranks)
                 return build_model(ops, max_comm_gap=max_comm_gap, max_idle_s=max_idle_s,
                                    workers=workers)
             except parallel.WorkerFailed:
                 pass        # the serial analysis reports what stopped the workers
             finally:
                 workers.close()
-    return build_model(load_ops(path), max_comm_gap=max_comm_gap, max_idle_s=max_idle_s,
+    return build_model(load_ops(path, partial), max_comm_gap=max_comm_gap, max_idle_s=max_idle_s,
                        consume=True)

@@ -1,5 +1,6 @@
-"""What a trace lacks: rank files missing, ranks without events where others
-have them, ranks whose tracing stopped early (a full disk), stdio bytes moved
+"""What a trace lacks: rank files missing or empty, ranks without events where
+others have them, ranks whose tracing stopped early (a full disk), damage read
+past (--partial), stdio bytes moved
 by calls the tracer does not see (an inlined getc_unlocked). Every command that
 reads a trace says so, and a model built from it is marked partial
 (docs/model-format.md, `source.partial`)."""
@@ -34,10 +35,14 @@ class Coverage:
         self.lost = {}
         self.inexact = {}       # rank -> its accesses through views not decoded exactly
         self.unseen = {}        # rank -> {path: [bytes moved ahead, bytes moved back]}
+        self.empty = set()      # ranks whose files are empty
+        self.damage = []        # damage read past: what comes before it is kept
+        self.paths = {}         # rank -> the path its trace was read from
 
     def add(self, r, damaged=False):
         """A rank's trace; damaged: read up to damage, which its reader reports."""
         self.events[r.rank] = len(r.events)
+        self.paths[r.rank] = r.path
         if damaged:
             self.damaged.add(r.rank)
         self.nranks.add(r.nranks)
@@ -55,6 +60,18 @@ class Coverage:
                 m = moves.setdefault(r.opens[k]["path"] if k >= 0 else "?", [0, 0])
                 m[u["moved"] < 0] += abs(u["moved"])
 
+    def add_empty(self, ranks):
+        """Ranks whose trace files are empty: stopped after their tracer created
+        the file, before it wrote anything."""
+        self.empty |= set(ranks)
+
+    def add_damage(self, errors):
+        """Damage a partial read went past (TraceErrors): said, and its ranks'
+        missing events put down to it."""
+        self.damage += [str(e) for e in errors]
+        where = {e.path for e in errors}
+        self.damaged |= {k for k, p in self.paths.items() if p in where}
+
     def merge(self, other):
         """Add what another Coverage was fed (another part of the job's ranks)."""
         self.events.update(other.events)
@@ -65,6 +82,9 @@ class Coverage:
         self.lost.update(other.lost)
         self.inexact.update(other.inexact)
         self.unseen.update(other.unseen)
+        self.paths.update(other.paths)
+        self.empty |= other.empty
+        self.damage += other.damage
 
     def approximations(self):
         """Sentences for what the model takes as approximate: accesses through
@@ -89,10 +109,20 @@ class Coverage:
         notes = []
         if len(self.nranks) > 1:
             notes.append(f"the rank files disagree on the number of ranks ({', '.join(map(str, sorted(self.nranks)))})")
-        if n_missing:
-            many = n_missing > 1
-            notes.append(f"no trace file for rank{'s' * many} {missing} of {n}: "
+        blank = sorted(k for k in self.empty if k not in self.events and 0 <= k < n)
+        if blank:
+            many = len(blank) > 1
+            notes.append(f"rank{'s' * many} {format_ranks(blank)} of {n}: {'their' if many else 'its'} "
+                         f"trace file{'s are' if many else ' is'} empty (stopped after the tracer created "
+                         f"{'them' if many else 'it'} in MPI_Init, before it wrote anything): "
                          f"{'their' if many else 'its'} I/O is not in the trace")
+        absent, n_absent = missing_ranks(n, set(self.events) | self.empty)
+        if n_absent:
+            many = n_absent > 1
+            notes.append(f"no trace file for rank{'s' * many} {absent} of {n}: "
+                         f"{'their' if many else 'its'} I/O is not in the trace")
+        for d in self.damage:
+            notes.append(f"{d}: what comes before the damage is kept")
         if empty:
             notes.append(f"rank{'s' * (len(empty) > 1)} {format_ranks(empty)}: no events while the others have "
                          "some (killed before the tracer wrote its buffer?)")

@@ -349,6 +349,8 @@ def ops_from_trace(trace, name=None, command=None):
     read = read_ranks(trace.scan())
     for o, off, npieces, end in place_ordered(read.ordered):
         read.fix((o.rank_index, o.op_index, off, npieces, end))
+    read.coverage.add_empty(trace.empty_ranks)
+    read.coverage.add_damage(trace.errors)      # read past with partial=True
     return read.ops(trace.path, name, command)
 
 

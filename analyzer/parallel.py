@@ -320,8 +320,9 @@ class RankWorkers:
             raise WorkerFailed(f"a worker answered {msg[0]!r} for {kind!r}")
         return msg[1:]
 
-    def read(self, path, name=None, command=None):
-        """Stage 1: every worker reads its ranks; the job's Ops of RankFacts."""
+    def read(self, path, name=None, command=None, empty=()):
+        """Stage 1: every worker reads its ranks; the job's Ops of RankFacts
+        (`empty`: the ranks whose files are empty, which no worker reads)."""
         got = [self._recv(c, "read") for c in self.conns]
         pindex, rindex = {}, {}
         hosts, finals, fin_end, ref = {}, {}, {}, {}
@@ -386,6 +387,7 @@ class RankWorkers:
             rows["extent"][i] = max(rows["extent"][i] if rows["accessed"][i] else -1, end)
             rows["accessed"][i] = True
         self.nroutines = len(routines_all)
+        coverage.add_empty(empty)
         whole = RanksRead(ranks=[], paths=list(pindex), routines=routines_all, hosts=hosts,
                           finals=finals, fin_end=fin_end, nranks=nranks,
                           first_command=first_command, coverage=coverage)

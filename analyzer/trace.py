@@ -11,7 +11,8 @@ is resolved to absolute byte ranges through the file view it was made under.
 A damaged trace raises TraceError naming the file and byte offset; its
 `.partial` attribute is a Trace of everything before the damage
 (`Trace(path, partial=True)` gives that directly, with `.errors` listing the
-damage).
+damage).  An empty rank file (a rank stopped after its tracer created the file,
+before it wrote anything) is no damage but a rank the trace lacks (`gaps`).
 """
 import functools
 from pathlib import Path
@@ -119,6 +120,13 @@ def _lists(arrays):
     return pa.LargeListArray.from_arrays(pa.array(offsets), values)
 
 
+def _empty(path):
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
+
+
 # The events table's columns before their Arrow types (`Trace._tables`): each
 # holds what the rank files and the linking give, in the type it is stored in.
 EVENT_COLUMNS = {"rank": np.int32, "seq": np.int64, "routine": np.int32, "open_id": np.int64,
@@ -136,7 +144,9 @@ class Trace:
         self.partial = partial
         self.errors = []
         # the ranks' traces: rank files, and the images in a job file
-        self.rank_files = sorted(self.path.glob("rank-*" + TRACE_SUFFIX))
+        files = sorted(self.path.glob("rank-*" + TRACE_SUFFIX))
+        self.empty_files = [f for f in files if _empty(f)]
+        self.rank_files = [f for f in files if f not in self.empty_files]
         job = self.path / JOB_NAME
         if job.exists():
             try:
@@ -145,11 +155,20 @@ class Trace:
                 if not partial:
                     raise
                 self.errors.append(e)
+        if not self.rank_files and not self.errors and self.empty_files:
+            raise TraceError(str(self.path), None, f"every rank file is empty ({len(self.empty_files)}): "
+                             "the ranks were stopped before the tracer wrote anything (in MPI_Init)")
         if not self.rank_files and not self.errors:
             raise TraceError(str(self.path), None, f"no rank-*{TRACE_SUFFIX} files or {JOB_NAME}: "
                              "not an iomodel trace")
         if not lazy:
             self._rank_traces()  # read now: raise (or list in .errors) any damage
+
+    @property
+    def empty_ranks(self):
+        """The ranks whose files are empty, by the files' names."""
+        return [int(f.name[len("rank-"):-len(TRACE_SUFFIX)]) for f in self.empty_files
+                if f.name[len("rank-"):-len(TRACE_SUFFIX)].isdigit()]
 
     @property
     def trace_bytes(self):
@@ -225,6 +244,7 @@ class Trace:
         damaged = {e.path for e in self.errors}
         for r in self._rank_traces():
             coverage.add(r, damaged=r.path in damaged)
+        coverage.add_empty(self.empty_ranks)
         return coverage.partial()
 
     # ---------------------------------------------------------------- tables

@@ -35,14 +35,21 @@ def cmd_trace(args):
         return fail(f"nothing was traced: the tracer was {other}; the run itself went on untouched. "
                     "Trace it with the build for that MPI (--mpi; docs/mpi.md)", rc or 2)
     files = sorted(out.glob("rank-*.iot"))
+    empty = [f for f in files if f.stat().st_size == 0]     # a rank stopped before its tracer wrote
+    files = [f for f in files if f not in empty]
     nranks = max((header_nranks(f) for f in files), default=0)
     joined = job_nranks(out)
     of = f" of {nranks}" if nranks > len(files) + joined else ""
+    stopped = (f"{len(empty)} rank file(s) empty ({', '.join(f.name for f in empty[:4])}"
+               f"{', ...' if len(empty) > 4 else ''}): those ranks were stopped after the tracer created "
+               "their files in MPI_Init, before it wrote anything")
     if joined:
         print(f"iomodel: trace of {joined} rank(s) in {args.output}/job.iot"
               + (f" and {len(files)} rank file(s)" if files else ""), file=sys.stderr)
     elif files:
         print(f"iomodel: trace of {len(files)}{of} rank(s) in {args.output}", file=sys.stderr)
+    elif empty:
+        print(f"iomodel: no trace was written in {args.output}: {stopped}", file=sys.stderr)
     elif rc:
         root = " (as root, Open MPI's mpirun needs --allow-run-as-root)" \
             if os.geteuid() == 0 and Path(cmd[0]).name.startswith(("mpirun", "orterun")) else ""
@@ -51,8 +58,10 @@ def cmd_trace(args):
     else:
         print(f"iomodel: no trace was written in {args.output}: the command ran, but no process "
               "called MPI_Init (not an MPI program?)", file=sys.stderr)
+    if empty and (joined or files):
+        print(f"iomodel: warning: {stopped}", file=sys.stderr)
     if of:
-        print(f"iomodel: warning: {nranks - len(files) - joined} rank(s) wrote no trace file: the trace is "
+        print(f"iomodel: warning: {nranks - len(files) - joined} rank(s) wrote no trace: the trace is "
               "partial (iomodel trace-info says which)", file=sys.stderr)
     return rc
 
@@ -84,6 +93,13 @@ def print_summary(s):
         print(f"{n:<{w}}  {s['events'][n]:>8}  {b if b is not None else '':>14}")
 
 
+def damaged(e, does):
+    """A damaged trace's error, with the hint of the command's --partial where
+    something comes before the damage (`does`: what the option does)."""
+    readable = getattr(e, "partial", None) is not None and e.partial.ranks.num_rows > 0
+    return fail(f"{e}{f' (--partial {does} what comes before the damage)' if readable else ''}")
+
+
 def cmd_trace_info(args):
     from iomodel.analyzer import Trace, TraceError
     from iomodel.analyzer.summary import summarize
@@ -91,9 +107,7 @@ def cmd_trace_info(args):
         trace = Trace(args.trace, partial=args.partial)
         s = summarize(trace)
     except TraceError as e:
-        readable = e.partial is not None and e.partial.ranks.num_rows > 0
-        hint = " (--partial reads what comes before the damage)" if readable else ""
-        return fail(f"{e}{hint}")
+        return damaged(e, "reads")
     for d in s["damage"]:
         print(f"iomodel: warning: {d}; showing what comes before it", file=sys.stderr)
     for note in s["gaps"]:
@@ -148,15 +162,17 @@ def print_events(trace, rank=None):
 
 
 def cmd_analyze(args):
-    from iomodel.analyzer import analyze
+    from iomodel.analyzer import TraceError, analyze
     from iomodel.models import save_model
     from iomodel.models.report import text
     from iomodel.models import ModelError
     try:
         model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle,
-                        jobs=args.jobs)
+                        jobs=args.jobs, partial=args.partial)
     except ModelError as e:      # what the input holds cannot be a model: damage the checks missed
         return fail(f"{args.input}: the model of what it holds is not valid ({e}): is it damaged?")
+    except TraceError as e:
+        return damaged(e, "models")
     for line in model["source"].get("unavailable", []):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):
@@ -356,7 +372,7 @@ def cmd_plot(args):
         from pathlib import Path
         if Path(src["path"]).exists():
             from iomodel.analyzer import load_ops
-            ops = load_ops(src["path"])
+            ops = load_ops(src["path"], partial=bool(src.get("partial")))
             for note in (ops.source.get("partial") or {}).get("notes", []):
                 print(f"iomodel: warning: {src['path']}: {note}", file=sys.stderr)
     drawn = plot(model, args.output, ops=ops, logical=args.logical)
@@ -685,6 +701,8 @@ def build_parser():
     a.add_argument("-j", "--jobs", type=_positive, metavar="N",
                    help="read and reduce the ranks in N processes (default: one per core this "
                    "process may use, for traces of 4 MiB or more; 1: in this process)")
+    a.add_argument("--partial", action="store_true",
+                   help="on a damaged trace, model what comes before the damage (the model is marked partial)")
     a.add_argument("-q", "--quiet", action="store_true", help="do not print the model")
     a.set_defaults(func=cmd_analyze)
 

@@ -422,6 +422,152 @@ def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_pa
         assert said in p.stderr.splitlines(), (cmd, p.stderr)
 
 
+def wait_for(ready, seconds=60):
+    """Poll `ready` until it holds or `seconds` pass; whether it held."""
+    end = time.monotonic() + seconds
+    while not ready():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def file_size(path):
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def test_a_rank_stopped_as_its_tracer_starts_leaves_a_readable_trace(build_dir, tmp_path):
+    """init_exit, 4 ranks (they exit right after MPI_Init, as IOR given an option
+    it does not know does), each waiting before MPI_Init for the test's go, given
+    once it has made rank 1's trace file a named pipe: rank 1's tracer, opening
+    it in MPI_Init, waits there (the kernel's wait_for_partner), and the others
+    wait for rank 1 in the tracer's check that every rank can write its file (an
+    MPI_Allreduce).  SIGTERM to rank 0 there (what mpirun sends every rank once
+    one has exited), then mpirun stops the rest.  Rank 0's file is a readable
+    trace: its header (rank 0 of 4), what it did before MPI_Init (fopen of
+    pid.0, fprintf of its pid and a newline, fclose; MPI_Init's own event comes
+    after the check), ended by the signal, its handler being in place; ranks 2
+    and 3 the same, or their header alone where mpirun's SIGKILL came first;
+    rank 1 has none.  `trace` says 3 of 4 ranks and trace-info reads the trace whole.
+    Before, the tracer created the files empty there and wrote them after its
+    barrier: three 0-byte files, `trace of 3 rank(s)`, and trace-info refused
+    them."""
+    data, trace = tmp_path / "data", tmp_path / "trace"
+    data.mkdir()
+    proc = subprocess.Popen(IOMODEL + ["trace", "-o", str(trace), "--",
+                                       *map(str, mpirun(4, build_dir / "init_exit", data, "wait"))],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: all(file_size(data / f"pid.{r}") > 1 for r in range(4)))
+        pid = {r: int((data / f"pid.{r}").read_text()) for r in range(4)}
+        os.mkfifo(trace / "rank-000001.iot")
+        (data / "go").touch()
+        wchan = Path(f"/proc/{pid[1]}/wchan")
+        assert wait_for(lambda: wchan.exists() and wchan.read_text() == "wait_for_partner")
+        # the header and the stop record the tracer reserves after it: 256 + 96 bytes
+        wait_for(lambda: file_size(trace / "rank-000000.iot") >= 352, seconds=20)
+        time.sleep(0.2)             # rank 0 on into the check (its handler was set before)
+        (trace / "rank-000001.iot").unlink()
+        os.kill(pid[0], signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    lines = [line for line in err.splitlines() if line.startswith("iomodel: ")]
+    assert lines[-2:] == [f"iomodel: trace of 3 of 4 rank(s) in {trace}",
+                          "iomodel: warning: 1 rank(s) wrote no trace: the trace is partial "
+                          "(iomodel trace-info says which)"]
+    from iomodel.analyzer import Trace
+    t = Trace(trace)
+    ranks = {r["rank"]: r for r in t.ranks.to_pylist()}
+    assert sorted(ranks) == [0, 2, 3]
+    assert ranks[0]["ended_by"] == "signal SIGTERM"
+    assert all(r["nranks"] == 4 and r["damage"] is None for r in ranks.values())
+    assert {ranks[r]["ended_by"] for r in (2, 3)} <= {"signal SIGTERM", None}
+    got = sorted((e["rank"], e["seq"], e["routine"], os.path.basename(t.paths[e["file_id"]]), e["bytes"])
+                 for e in t.events.to_pylist())
+    assert [g for g in got if g[0] == 0 or ranks[g[0]]["ended_by"]] == [
+        (r, k, name, f"pid.{r}", n) for r in (0, 2, 3) if ranks[r]["ended_by"]
+        for k, (name, n) in enumerate([("fopen", 0), ("fprintf", len(str(pid[r])) + 1), ("fclose", 0)])]
+    info = run("trace-info", trace)
+    assert info.returncode == 0, info.stderr
+    assert f"iomodel: warning: {trace}: no trace file for rank 1 of 4: its I/O is not in the trace" \
+        in info.stderr.splitlines()
+    assert "ranks        3 of 4 on 1 host(s)" in info.stdout
+
+
+def test_an_empty_rank_file_is_a_rank_missing_not_damage(build_dir, tmp_path):
+    """basic_c, 4 ranks, rank files kept, run by a shell that then empties rank
+    2's file: what a rank stopped between its tracer's creating the file and
+    writing its header (a few microseconds now) leaves.  `trace` counts 3 of 4
+    ranks and names the empty file; trace-info and analyze read the other three
+    without --partial, each saying that rank 2's file is empty; the model is
+    partial, rank 2 missing.  Before, `trace` said 4 ranks, and trace-info and
+    analyze refused the trace ("file is 0 bytes, shorter than the 256-byte
+    header"), trace-info with a --partial hint."""
+    data, trace = tmp_path / "data", tmp_path / "trace"
+    data.mkdir()
+    launch = " ".join(shlex.quote(str(a)) for a in mpirun(4, build_dir / "basic_c", data))
+    proc = run("trace", "-o", trace, "--", "sh", "-c", f"{launch} && : > {trace}/rank-000002.iot",
+               env={**os.environ, **RANK_FILES, "IOMODEL_POSIX": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-3:] == [
+        f"iomodel: trace of 3 of 4 rank(s) in {trace}",
+        "iomodel: warning: 1 rank file(s) empty (rank-000002.iot): those ranks were stopped after the "
+        "tracer created their files in MPI_Init, before it wrote anything",
+        "iomodel: warning: 1 rank(s) wrote no trace: the trace is partial (iomodel trace-info says which)"]
+    note = ("rank 2 of 4: its trace file is empty (stopped after the tracer created it in MPI_Init, "
+            "before it wrote anything): its I/O is not in the trace")
+    info = run("trace-info", trace)
+    assert info.returncode == 0, info.stderr
+    assert info.stderr.splitlines() == [f"iomodel: warning: {trace}: {note}"]
+    assert "ranks        3 of 4 on 1 host(s)" in info.stdout
+    out = tmp_path / "m.json"
+    proc = run("analyze", trace, "-o", out, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [f"iomodel: warning: {trace}: {note}; the model is partial"]
+    model = json.loads(out.read_text())
+    assert model["source"]["partial"] == {"missing_ranks": "2", "empty_ranks": None, "stopped_ranks": None,
+                                          "notes": [note]}
+    assert [p["np"] for p in model["phases"]] and all(p["np"] == 3 for p in model["phases"])
+
+
+def test_analyze_partial_models_what_comes_before_the_damage(traced, tmp_path):
+    """basic_c, 4 ranks, rank files kept; rank 2's file cut 10 bytes into its
+    chunk of events (a rank killed while writing it).  trace-info and analyze
+    refuse it, each naming its own --partial; `analyze --partial` writes the
+    model of what comes before the damage, marked partial with the damage as
+    its note: rank 2's events were all in that chunk, so every phase has the
+    other 3 processes."""
+    run_ = traced("basic_c", 4, env=RANK_FILES)
+    f = run_.trace_dir / "rank-000002.iot"
+    _, chunks, _ = fuzzing.split_chunks(f.read_bytes())
+    at, offsets = fuzzing.HEADER.size, []
+    for c in chunks:
+        offsets.append((at, c[0]))
+        at += fuzzing.CHUNK.size + len(c[5])
+    events_at = next(o for o, kind in offsets if kind == 1)
+    with open(f, "r+b") as fh:
+        fh.truncate(events_at + 10)
+    damage = f"{f}: at byte {events_at}: truncated: 10 bytes left where a 56-byte chunk header was expected"
+    refused(run("trace-info", run_.trace_dir), f"{damage} (--partial reads what comes before the damage)")
+    out = tmp_path / "m.json"
+    refused(run("analyze", run_.trace_dir, "-o", out),
+            f"{damage} (--partial models what comes before the damage)")
+    assert not out.exists()
+    proc = run("analyze", run_.trace_dir, "-o", out, "--partial", "-q")
+    assert proc.returncode == 0, proc.stderr
+    note = f"{damage}: what comes before the damage is kept"
+    assert proc.stderr.splitlines() == [f"iomodel: warning: {run_.trace_dir}: {note}; the model is partial"]
+    model = json.loads(out.read_text())
+    assert model["source"]["partial"]["notes"] == [note]
+    assert model["phases"] and all(p["np"] == 3 for p in model["phases"])
+
+
 def test_a_header_claiming_millions_of_ranks_is_said_at_once(traced):
     """Both rank files of a 2-rank run edited to claim 2^24 ranks (the most a
     run may have): the 16,777,214 ranks missing are said as one range, without

@@ -1292,6 +1292,20 @@ static void catch_stop_signals(void)
     }
 }
 
+/* A process that runs untraced after all gets the default actions back. */
+static void release_stop_signals(void)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) {
+        struct sigaction old;
+        if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler == on_stop_signal)
+            sigaction(stop_signals[i], &dfl, NULL);
+    }
+}
+
 /* A process the application forks is no rank: it stops tracing and never
  * touches the rank's file (its copies of the buffers and of the descriptor
  * would land in the parent's trace). A lock another thread held at the fork
@@ -1378,6 +1392,17 @@ static int open_trace(const char *dir, int rank, int nranks, int thread_level, i
         }
     }
     return 0;
+}
+
+/* Time zero, the same moment on every rank (after MPI_Init's barrier), into
+ * the header open_trace wrote before it. */
+static void set_time_zero(uint64_t tick0, uint64_t mono0)
+{
+    struct { uint64_t tick0, mono0; int64_t real0; } z = {tick0, mono0, (int64_t)mono_ns(CLOCK_REALTIME)};
+    _Static_assert(offsetof(struct file_header, real_origin_ns) - offsetof(struct file_header, tick_origin)
+                   == 2 * sizeof(uint64_t), "time zero's three fields must follow one another");
+    if (fd >= 0 && !write_failed)
+        (void)!sys_pwrite(fd, &z, sizeof z, (off_t)offsetof(struct file_header, tick_origin));
 }
 
 /* Once the file exists the buffers have the run's size: what was recorded
@@ -1605,13 +1630,15 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     snprintf(trace_dir, sizeof trace_dir, "%s", dir);
     job_ranks = nranks;
     join_min = env_size("IOMODEL_JOIN", join_min, 0);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, my_rank);
-    /* the file, created now to know whether every rank can, written after the barrier */
-    if (sys_mkdir(dir, 0777) != 0 && errno != EEXIST) { /* the open below reports it */ }
-    int probe = sys_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int err = probe < 0 ? errno : 0;
-    if (probe >= 0) sys_close(probe);
+    /* The file and its header now, before the checks that every rank can
+     * write one: a rank stopped from here on (a job whose other ranks exit
+     * right after MPI_Init, mpirun then stopping the rest) leaves a readable
+     * trace, ended by the signal where its handler runs.  Time zero is set
+     * in the header after the barrier below. */
+    catch_stop_signals();
+    LOCK();
+    int err = open_trace(dir, my_rank, nranks, thread_level, 0, cal_ticks, cal_ns, cal_ticks, cal_ns);
+    UNLOCK();
     /* All ranks trace or none does; rank 0 says why not. */
     int failed = err != 0, nfailed = 0;
     iom_real_MPI_Allreduce(&failed, &nfailed, 1, IOM_INT, IOM_SUM, IOM_COMM_WORLD);
@@ -1620,11 +1647,18 @@ void iom_start(int op, uint64_t t_init, int thread_level)
             fprintf(stderr, "iomodel: cannot write the trace in %s (%d of %d ranks failed%s%s); "
                     "running untraced\n", dir, nfailed, nranks, err ? ": " : "",
                     err ? strerror(err) : "");
-        if (probe >= 0) sys_unlink(path);
         LOCK();
+        if (fd >= 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/rank-%06d.iot", dir, my_rank);
+            sys_close(fd);
+            sys_unlink(path);
+            fd = -1;
+        }
         iom_pon = 0;
         ev_n = meta_n = 0;
         UNLOCK();
+        release_stop_signals();
         iom_depth = 0;
         return;
     }
@@ -1637,7 +1671,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     uint64_t tick0, mono0;
     clock_pair(&tick0, &mono0);
     LOCK();
-    open_trace(dir, my_rank, nranks, thread_level, 0, tick0, mono0, cal_ticks, cal_ns);
+    set_time_zero(tick0, mono0);
     run_buffers();
     iom_mt = thread_level == MPI_THREAD_MULTIPLE;
     iom_lclock = 0;
@@ -1645,7 +1679,6 @@ void iom_start(int op, uint64_t t_init, int thread_level)
     iom_on = 1;
     iom_pon = !posix_off;
     UNLOCK();
-    catch_stop_signals();
     iom_depth = 0;
 }
 
