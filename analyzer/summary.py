@@ -16,6 +16,11 @@ def summarize(trace):
     write = ev["write"].to_numpy(zero_copy_only=False) & data
     read = ev["read"].to_numpy(zero_copy_only=False) & data
     ok = ~ev["error"].to_numpy(zero_copy_only=False)
+    # failed calls by routine: MPI's returned an MPI error; POSIX's and stdio's failed (an
+    # open of a file that is not there: ENOENT), which is no MPI error
+    nfailed = np.bincount(idx[~ok], minlength=len(names)) if len(idx) else np.zeros(len(names), int)
+    failed = {n: int(nfailed[i]) for i, n in enumerate(names) if nfailed[i]}
+    mpi_errors = sum(v for n, v in failed.items() if n.startswith("MPI_"))
     per_routine = {}
     for i, n in enumerate(names):
         if counts[i]:
@@ -44,6 +49,9 @@ def summarize(trace):
         "bytes_read": int(nbytes[read & ok].sum()),
         "duration_s": float(t1.max() - max(t0.min(), 0.0)) if len(t0) else 0.0,
         "errors": int((~ok).sum()),
+        "mpi_errors": mpi_errors,
+        "posix_errors": int((~ok).sum()) - mpi_errors,
+        "failed": failed,
         "damage": [str(e) for e in trace.errors],
         "gaps": (trace.gaps or {}).get("notes", []),
         "trace_bytes": trace.trace_bytes,

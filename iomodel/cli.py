@@ -77,8 +77,11 @@ def print_summary(s):
     print(f"duration     {s['duration_s']:.6f} s from MPI_Init")
     print(f"written      {s['bytes_written']} B ({human(s['bytes_written'])})")
     print(f"read         {s['bytes_read']} B ({human(s['bytes_read'])})")
-    if s["errors"]:
-        print(f"failed calls {s['errors']} (returned an MPI error)")
+    for kind, n, mpi in (("MPI, returned an MPI error", s["mpi_errors"], True),
+                         ("POSIX and stdio", s["posix_errors"], False)):
+        if n:
+            which = ", ".join(f"{r} {c}" for r, c in sorted(s["failed"].items()) if r.startswith("MPI_") == mpi)
+            print(f"failed calls {n} {kind} ({which})")
     print()
     w = max([len(p) for p in s["files"]] + [4])
     print(f"{'file':<{w}}  ranks  {'written':>14}  {'read':>14}")

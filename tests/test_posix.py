@@ -625,6 +625,29 @@ def test_a_program_without_mpi_is_traced_as_one_process(build_dir, tmp_path):
     assert (data / "copy.dat").stat().st_size == 3000
 
 
+@pytest.mark.parametrize("args, lines", [
+    ((), ["failed calls 4 POSIX and stdio (fopen 2, open 2)"]),
+    (("mpi",), ["failed calls 2 MPI, returned an MPI error (MPI_File_open 2)",
+                "failed calls 4 POSIX and stdio (fopen 2, open 2)"]),
+])
+def test_failed_posix_calls_are_no_mpi_errors(traced, args, lines):
+    """failed_opens, 2 ranks: each rank's open and fopen of a file that is not
+    there fail (ENOENT), 4 POSIX and stdio calls in all; with "mpi", the
+    collective MPI_File_open of a missing file returns an MPI error on both
+    ranks.  trace-info counts and words the two apart, and says nothing of MPI
+    errors where no MPI routine failed (NAS BT-IO's epio, which makes no MPI-IO
+    call, showed "failed calls 2 (returned an MPI error)" for its opens)."""
+    run = traced("failed_opens", 2, *args, posix=True)
+    proc = subprocess.run(IOMODEL + ["trace-info", str(run.trace_dir)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [line for line in proc.stdout.splitlines() if line.startswith("failed")] == lines
+    s = json.loads(subprocess.run(IOMODEL + ["trace-info", "--json", str(run.trace_dir)], capture_output=True,
+                                  text=True, check=True).stdout)
+    mpi = 2 if args else 0
+    assert (s["errors"], s["mpi_errors"], s["posix_errors"]) == (4 + mpi, mpi, 4)
+    assert s["failed"] == {"open": 2, "fopen": 2, **({"MPI_File_open": 2} if args else {})}
+
+
 @pytest.mark.parametrize("env, followed", [
     ({}, ["ckpt.0.dat", "ckpt.1.dat"]),
     ({"IOMODEL_EXCLUDE": "DATA"}, []),
