@@ -9,7 +9,7 @@ MPI_File_read_at_all at the same offsets, the clock advancing by --read-gap
 MPI_Finalize, and an end chunk.  --calls is the number of data calls per rank
 (half writes, half reads).  Times are 2.6 GHz TSC ticks, about 10 us a call.
 
-The files are what tracer/runtime.c writes (docs/trace-format.md; the 32-byte
+The files are what tracer/buffers.c writes (docs/trace-format.md; the 32-byte
 event record of tracer/runtime.h): a 256-byte header, one metadata chunk
 (routine table, command line, open) before the first event chunk, event
 chunks of --chunk-records records, and the end chunk.  Numpy builds each
@@ -28,7 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The tracer's structs (tracer/runtime.c, runtime.h), written independently of
+# The tracer's structs (tracer/buffers.c, runtime.h), written independently of
 # the reader's so that the self-check tests the reader against them.
 HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")

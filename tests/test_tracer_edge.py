@@ -278,7 +278,7 @@ def check_damaged_rank(trace_dir, bad_rank, offset, kept, problem):
 
 def layout(path):
     """basic_c with the default 1 MiB buffer flushes nothing before
-    MPI_Finalize (runtime.c finish): after the stop chunk the file reserves at
+    MPI_Finalize (buffers.c finish): after the stop chunk the file reserves at
     its start (40 bytes, empty: count 0), metadata (routine table, the open),
     then the 10 events, then the end record; returned without the stop chunk."""
     ch = chunks(path)

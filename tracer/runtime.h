@@ -1,7 +1,8 @@
 /* iomodel tracer runtime: state and recording functions shared by the
- * generated wrappers (wrappers.c), the runtime (runtime.c) and the datatype
- * flattener (typeflat.c).  The on-disk format is described in
- * docs/trace-format.md; keep the two in step. */
+ * generated wrappers (wrappers.c), the runtime (runtime.c and the files it
+ * lists, which share runtime_shared.h besides) and the datatype flattener
+ * (typeflat.c).  The on-disk format is described in docs/trace-format.md;
+ * keep the two in step. */
 #ifndef IOMODEL_RUNTIME_H
 #define IOMODEL_RUNTIME_H
 
