@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import IOMODEL, RANK_FILES, ROOT, mpirun, program_command
+from conftest import IOMODEL, RANK_FILES, ROOT, mpi_env, mpirun, program_command
 
 sys.path.insert(0, str(ROOT / "bench"))
 import fuzzing  # noqa: E402  (the chunk-aware trace editing of the fuzz harness)
@@ -841,3 +841,31 @@ def test_outputs_go_through_devices_and_read_pipes(tmp_path):
     with pytest.raises(OSError, match="is a block device: not written"):
         write_atomic(blk, "x")
     assert blk.is_block_device() and sorted(os.listdir(tmp_path)) == ["blk", "fifo", "null"]
+
+
+# -------------------------------------------------------------- a long trace directory
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_long_trace_directory_keeps_the_rank_files_and_the_job_alive(programs, mpi, tmp_path):
+    """A trace directory whose job file path is 250 characters long: Open MPI's
+    MPI_File_open of DIR/job.iot aborted every traced process at MPI_Finalize
+    (its shared-pointer file names overflow a buffer from 245 characters on).
+    The run exits 0 as untraced, writes its log, and leaves its rank files
+    (Open MPI) or its job file (MPICH): the same model either way."""
+    left = 250 - len(str(tmp_path)) - len("/job.iot")      # "/" and 40 letters a folder, then the rest
+    trace = tmp_path.joinpath(*["d" * 40] * (left // 41), "t" * (left % 41 - 1 if left % 41 > 1 else 1))
+    assert len(str(trace / "job.iot")) in (250, 251)
+    data = tmp_path / "data"
+    data.mkdir()
+    cmd = IOMODEL + ["trace", "-o", str(trace), "--", *mpirun(2, *program_command(programs, "coll_log"), data, 3,
+                                                              mpi=mpi)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **mpi_env(mpi)})
+    assert proc.returncode == 0 and "buffer overflow" not in proc.stderr, proc.stderr
+    assert (data / "run.0.log").read_bytes().count(b"\n") == 3
+    files = sorted(p.name for p in trace.iterdir())
+    assert files == (["rank-000000.iot", "rank-000001.iot"] if mpi == "openmpi" else ["job.iot"])
+    proc = run("analyze", trace, "-o", tmp_path / "m.json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert [(p["routine"], p["np"], p["rep"]) for p in m["phases"]] == [("MPI_File_write_at_all", 2, 3),
+                                                                        ("write", 1, 3)]

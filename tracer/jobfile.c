@@ -204,10 +204,20 @@ static int all_ok(int ok)
     return nbad == 0;
 }
 
+/* Open MPI 4.1's OMPIO names its shared-pointer files after the file in a
+ * fixed buffer: a job file path of 245 characters made MPI_File_open abort the
+ * process (glibc's "buffer overflow detected").  Longer paths keep the rank
+ * files, the job going on as untraced by the join. */
+#ifdef OPEN_MPI
+#define JOB_PATH_MAX 200
+#else
+#define JOB_PATH_MAX 4000
+#endif
+
 int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int nranks)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/job.iot", dir);
+    int n = snprintf(path, sizeof path, "%s/job.iot", dir);
     if (!iom_real_MPI_Gather || !iom_real_MPI_Scatter || !iom_real_MPI_File_open ||
         !iom_real_MPI_File_write_at_all || !iom_real_MPI_File_close || !iom_real_MPI_Get_count || !IOM_BYTE)
         return -1;   /* the same on every rank: no collective call made */
@@ -228,8 +238,8 @@ int iom_join(const char *dir, const char *rank_path, uint64_t len, int rank, int
     if (buf && head) memcpy(buf + head, image, len);
     if (head) free(image);
     uint64_t *sizes = rank == 0 ? calloc((size_t)nranks, sizeof mine) : NULL;
-    int ok = buf && (rank != 0 || sizes);
-    if (!all_ok(ok)) goto fail;
+    int ok = buf && (rank != 0 || sizes) && n > 0 && n <= JOB_PATH_MAX;
+    if (!all_ok(ok)) goto fail;   /* every rank keeps its rank file, whichever could not join */
     iom_real_MPI_Gather(mine, (int)sizeof mine, IOM_BYTE, sizes, (int)sizeof mine, IOM_BYTE, 0, IOM_COMM_WORLD);
     uint64_t place[2] = {0, 0};   /* where this rank's image goes, how many write rounds */
     uint64_t at = 0;              /* rank 0: the job file's size */
