@@ -66,34 +66,42 @@ def cmd_trace(args):
     return rc
 
 
+def _line(text=""):
+    """One line of a trace's strings (paths, hosts, routine names) as printable
+    text: a newline or a terminal escape in a name someone gave a file prints
+    as a space (a trace is data a user may have been sent)."""
+    from iomodel.outputs import comment_text
+    print(comment_text(text))
+
+
 def print_summary(s):
     from iomodel.models.report import human
-    print(f"trace        {s['trace']}")
+    _line(f"trace        {s['trace']}")
     of = f" of {s['nranks']}" if s["nranks"] != s["ranks"] else ""
-    print(f"ranks        {s['ranks']}{of} on {len(s['hosts'])} host(s): {', '.join(s['hosts'])}")
-    print(f"ended by     {', '.join(s['ended_by'])}")
-    print(f"events       {s['total_events']}  ({human(s['trace_bytes'])} on disk, "
+    _line(f"ranks        {s['ranks']}{of} on {len(s['hosts'])} host(s): {', '.join(s['hosts'])}")
+    _line(f"ended by     {', '.join(s['ended_by'])}")
+    _line(f"events       {s['total_events']}  ({human(s['trace_bytes'])} on disk, "
           f"{s['trace_bytes'] / max(s['total_events'], 1):.1f} B/event)")
-    print(f"duration     {s['duration_s']:.6f} s from MPI_Init")
-    print(f"written      {s['bytes_written']} B ({human(s['bytes_written'])})")
-    print(f"read         {s['bytes_read']} B ({human(s['bytes_read'])})")
+    _line(f"duration     {s['duration_s']:.6f} s from MPI_Init")
+    _line(f"written      {s['bytes_written']} B ({human(s['bytes_written'])})")
+    _line(f"read         {s['bytes_read']} B ({human(s['bytes_read'])})")
     for kind, n, mpi in (("MPI, returned an MPI error", s["mpi_errors"], True),
                          ("POSIX and stdio", s["posix_errors"], False)):
         if n:
             which = ", ".join(f"{r} {c}" for r, c in sorted(s["failed"].items()) if r.startswith("MPI_") == mpi)
-            print(f"failed calls {n} {kind} ({which})")
-    print()
+            _line(f"failed calls {n} {kind} ({which})")
+    _line()
     w = max([len(p) for p in s["files"]] + [4])
-    print(f"{'file':<{w}}  ranks  {'written':>14}  {'read':>14}")
+    _line(f"{'file':<{w}}  ranks  {'written':>14}  {'read':>14}")
     for p in s["files"]:
         f = s["file_stats"][p]
-        print(f"{p:<{w}}  {f['ranks']:>5}  {f['bytes_written']:>14}  {f['bytes_read']:>14}")
-    print()
+        _line(f"{p:<{w}}  {f['ranks']:>5}  {f['bytes_written']:>14}  {f['bytes_read']:>14}")
+    _line()
     w = max([len(n) for n in s["events"]] + [7])
-    print(f"{'routine':<{w}}  {'calls':>8}  {'bytes':>14}")
+    _line(f"{'routine':<{w}}  {'calls':>8}  {'bytes':>14}")
     for n in sorted(s["events"]):
         b = s["routine_bytes"].get(n)
-        print(f"{n:<{w}}  {s['events'][n]:>8}  {b if b is not None else '':>14}")
+        _line(f"{n:<{w}}  {s['events'][n]:>8}  {b if b is not None else '':>14}")
 
 
 def damaged(e, does):
@@ -138,12 +146,15 @@ def print_events(trace, rank=None):
     cols = {k: ev[k].to_numpy(zero_copy_only=False) for k in
             ("rank", "seq", "file_id", "lclock", "offset", "bytes", "t_start", "t_end",
              "abs_offset", "abs_end", "data", "completion", "request")}
-    routine = ev["routine"].to_pylist()
+    from iomodel.outputs import comment_text      # names from the trace: printable, one line each
+    col = ev["routine"].combine_chunks() if ev.num_rows else None
+    names = [comment_text(x) for x in col.dictionary.to_pylist()] if col is not None else []
+    which = col.indices.to_numpy(zero_copy_only=False) if col is not None else []
     ext = trace.extents
     nranges = {}
     for r, q in zip(ext["rank"].to_numpy(), ext["seq"].to_numpy()):
         nranges[(r, q)] = nranges.get((r, q), 0) + 1
-    paths = trace.paths
+    paths = [comment_text(p) for p in trace.paths]
     print(f"{'rank':>4} {'seq':>6} {'routine':<28} {'file':<20} {'lclock':>6} {'offset':>12} "
           f"{'bytes':>10} {'file range':>25} {'start_s':>11} {'end_s':>11}")
     for i in np.lexsort((cols["seq"], cols["rank"])):
@@ -159,7 +170,7 @@ def print_events(trace, rank=None):
             rng = f"{cols['abs_offset'][i]}-{cols['abs_end'][i]}" + (f" ({k} pieces)" if k > 1 else "")
         elif cols["completion"][i]:
             rng = f"completes seq {cols['request'][i]}"
-        print(f"{r:>4} {cols['seq'][i]:>6} {routine[i]:<28} {f:<20} {cols['lclock'][i]:>6} "
+        print(f"{r:>4} {cols['seq'][i]:>6} {names[which[i]]:<28} {f:<20} {cols['lclock'][i]:>6} "
               f"{cols['offset'][i]:>12} {cols['bytes'][i]:>10} {rng:>25} "
               f"{cols['t_start'][i]:>11.6f} {cols['t_end'][i]:>11.6f}")
 

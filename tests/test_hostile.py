@@ -869,3 +869,22 @@ def test_a_long_trace_directory_keeps_the_rank_files_and_the_job_alive(programs,
     m = json.loads((tmp_path / "m.json").read_text())
     assert [(p["routine"], p["np"], p["rep"]) for p in m["phases"]] == [("MPI_File_write_at_all", 2, 3),
                                                                         ("write", 1, 3)]
+
+
+def test_trace_info_prints_a_traces_names_as_one_line_of_text(programs, tmp_path):
+    """A run whose files' folder is named with a terminal escape (ESC [2J
+    clears the screen) and a newline: trace-info's summary and --events print
+    them as spaces, the file's line one line."""
+    data = tmp_path / "d\x1b[2J\nforged"
+    data.mkdir()
+    trace = tmp_path / "t"
+    p = subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--",
+                                  *mpirun(2, *program_command(programs, "coll_log"), data, 1)],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "IOMODEL_POSIX": "0"})
+    assert p.returncode == 0, p.stderr
+    for extra in ([], ["--events"]):
+        out = run("trace-info", trace, *extra).stdout
+        assert "\x1b" not in out and "forged" in out
+        assert not [line for line in out.splitlines() if line.startswith("forged")]
+    summary = run("trace-info", trace).stdout.splitlines()
+    assert any(line.startswith(f"{tmp_path}/d [2J forged/out.dat  ") for line in summary)
