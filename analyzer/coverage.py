@@ -99,7 +99,7 @@ class Coverage:
 
     def partial(self):
         """None for a whole trace; else {missing_ranks, empty_ranks,
-        stopped_ranks (rank lists or None), notes (one sentence each)}."""
+        stopped_ranks, unended_ranks (rank lists or None), notes (one sentence each)}."""
         n = max(self.nranks, default=0)
         missing, n_missing = missing_ranks(n, self.events)
         # without events, though others have some: not a rank whose disk filled before its first chunk
@@ -131,6 +131,13 @@ class Coverage:
                 "the run went on"
             notes.append(f"rank {k}: tracing stopped after {st['events_kept']} of {st['events_total']} "
                          f"events: {st['error']}; {then}")
+        unended = sorted(k for k, e in self.events.items() if e and self.end.get(k) is None and
+                         k not in self.damaged and k not in self.stopped)
+        if unended:
+            many = len(unended) > 1
+            notes.append(f"rank{'s' * many} {format_ranks(unended)}: {'their traces have' if many else 'its trace has'}"
+                         " no end (killed outright: SIGKILL, a crash, the OOM killer; or still running): "
+                         "the calls after the last buffer written out are not in the trace")
         for k, n in sorted(self.lost.items()):
             notes.append(f"rank {k}: the calls before MPI_Init filled the tracer's memory after {n} "
                          "events; the later ones before it were not recorded")
@@ -138,7 +145,7 @@ class Coverage:
         if not notes:
             return None
         lists = {key: format_ranks(v) or None for key, v in
-                 (("empty_ranks", empty), ("stopped_ranks", sorted(self.stopped)))}
+                 (("empty_ranks", empty), ("stopped_ranks", sorted(self.stopped)), ("unended_ranks", unended))}
         return {"missing_ranks": missing or None, **lists, "notes": notes}
 
     def _unseen_notes(self):

@@ -29,6 +29,10 @@ JOB_HEADER = struct.Struct("<8sIIIIQ")    # magic, version, header size, nranks,
 JOB_ENTRY = struct.Struct("<QQIIQ")       # offset, size, encoding, reserved, raw size
 ENC_RAW, ENC_PLANES, ENC_PLANES_ZSTD = 0, 1, 2
 ZSTD_FRAME = 4 << 20                      # raw bytes per zstd frame (tracer/jobfile.c)
+# raw bytes an image's compressed byte may stand for: about 4 times the densest
+# trace measured (100,000 0-byte writes: 0.24 B an event of 32, 135 to 1;
+# bench/results/trace-bytes.json); a larger claim is a bomb, not a trace
+MAX_RATIO = 512
 ZSTD_LEVEL = 3
 FRAME_HEAD = struct.Struct("<II")         # a zstd frame's compressed and raw sizes
 FILE_HEADER_SIZE = struct.Struct("<I")    # at byte 12 of a rank's image
@@ -239,6 +243,10 @@ class JobImage:
                     self.raw_size > ZSTD_FRAME * (len(data) // FRAME_HEAD.size + 1):
                 raise TraceError(str(self), None, f"corrupt index: a raw size of {self.raw_size} bytes "
                                  f"for {len(data)} compressed ones")
+            if self.raw_size > MAX_RATIO * len(data) + 4096:
+                raise TraceError(str(self), None, f"corrupt index: a raw size of {self.raw_size} bytes for "
+                                 f"{len(data)} compressed ones, more than {MAX_RATIO} to 1, which no "
+                                 "trace compresses to")
             got = len(data)
             try:
                 data, whole = decode_planes(data, self.raw_size, self.encoding)

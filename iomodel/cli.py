@@ -1,6 +1,7 @@
 """The `iomodel` command: one entry point, one subcommand per step."""
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -248,9 +249,14 @@ def _invocations(path, model, cluster=None):
 
 
 def _number(text):
-    """A size as the user wrote it: 32, not 32.0."""
+    """A size as the user wrote it: 32, not 32.0; a finite one (no inf, no nan)."""
     x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(f"{text!r} is not a finite number")
     return int(x) if x.is_integer() else x
+
+
+_number.__name__ = "finite number"        # argparse's "invalid finite number value: 'inf'"
 
 
 def _input_sizes(args, models):

@@ -24,6 +24,7 @@ class ExtrapolationError(ValueError):
 
 # what a run must have alike in every input to be the same run
 _KEY = ("operation", "routine", "collective", "interface", "metadata", "own_open", "synced")
+MAX_GROUPS = 1 << 16    # rs_groups a target may need (one a process where they move a + b * rank)
 
 
 def _law_record(field, f, value):
@@ -319,6 +320,9 @@ def _sizes(job, where, reps, nprocs, rep):
     where every input repeats a pattern of as many requests (_same_pattern)."""
     iop = reps[0]["iop"]
     line = _by_rank(reps)
+    if line and nprocs > MAX_GROUPS:
+        raise ExtrapolationError(f"{where}: its processes move {line[0]} + {line[1]} * rank bytes, which at np "
+                         f"{nprocs} is {nprocs} groups of processes of their own; at most {MAX_GROUPS}")
     if line:
         a, b = line
         per = [a + b * r for r in range(nprocs)]
@@ -620,6 +624,9 @@ def extrapolate(inputs, np_, size=None, sizes=None, grid=None, grids=None):
     target's and each input's process grid, the array's fastest-varying axis first."""
     if not 2 <= np_ <= MAX_NP:
         raise ExtrapolationError(f"--np {np_}: give a process count from 2 to {MAX_NP}")
+    for x in ([size] if size is not None else []) + list(sizes or []):
+        if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+            raise ExtrapolationError(f"a problem size of {x}: sizes are positive, finite numbers")
     if size is not None and not sizes:
         raise ExtrapolationError("--size needs each input's size (--sizes, or --size-arg to read it "
                                  "from the command lines the models recorded)")

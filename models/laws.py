@@ -83,14 +83,20 @@ def fit(nps, sizes, values, integer=True, affine=True, target=None, best=False):
     for kind in ("power", "affine") if affine else ("power",):
         exact = []
         for a, b in _candidates(*vary):
-            g = nps ** float(a) * sizes ** float(b)
+            with np.errstate(over="ignore", invalid="ignore"):
+                g = nps ** float(a) * sizes ** float(b)
+            if not np.all(np.isfinite(g)) or not np.any(g):
+                continue                  # past a float's range: no law of this kind here
             if kind == "power":
                 c1 = float(g @ ys / (g @ g))
                 law = Law("power", c1, a, b)
             else:
                 if np.ptp(g) == 0:
                     continue
-                c1, c0 = np.linalg.lstsq(np.stack([g, np.ones_like(g)], 1), ys, rcond=None)[0]
+                try:
+                    c1, c0 = np.linalg.lstsq(np.stack([g, np.ones_like(g)], 1), ys, rcond=None)[0]
+                except np.linalg.LinAlgError:
+                    continue
                 law = Law("affine", float(c1), a, b, float(c0))
             err, rel = _residual(law, nps, sizes, ys)
             if target is not None and law(*target) < 0:

@@ -83,6 +83,7 @@ SCHEMA = {
                             "properties": {"missing_ranks": _NULL_OR(_RANGES),
                                            "empty_ranks": _NULL_OR(_RANGES),
                                            "stopped_ranks": _NULL_OR(_RANGES),
+                                           "unended_ranks": _NULL_OR(_RANGES),
                                            "notes": {"type": "array", "items": _STR}}},
             },
         },
@@ -408,7 +409,11 @@ def parse_ranks(text):
 
 
 def format_ranks(ranks):
-    """[0, 1, 2, 3, 5] -> '0-3,5' (the model's size does not grow with np)."""
+    """[0, 1, 2, 3, 5] -> '0-3,5' (the model's size does not grow with np); a
+    range of step 1 by its ends, never listed."""
+    if isinstance(ranks, range) and ranks.step == 1:
+        return "" if not len(ranks) else str(ranks.start) if len(ranks) == 1 else \
+            f"{ranks.start}-{ranks.stop - 1}"
     import numpy as np
     r = np.unique(np.asarray(ranks, dtype=np.int64))
     if not len(r):

@@ -500,3 +500,28 @@ def test_ior_times_are_the_nearest_inputs(models, kind):
     got, want = (predict(m, vc, profile_16k()) for m in (ext, hand))
     assert [(p["time_s"], p["note"]) for p in got["phases"]] == [(p["time_s"], p["note"]) for p in want["phases"]]
     assert all("between operations: per op" in p["note"] for p in got["phases"])
+
+
+def test_huge_targets_and_impossible_sizes(models, tmp_path):
+    """Issue 78: --np 16777216 (the most a model holds) from the paper's BT-IO
+    class B models answers at once, its ranks '0-16777215', never listed one
+    by one (it took minutes); processes moving a + b * rank bytes would need a
+    group each, refused past 65536; sizes that are not positive finite numbers
+    are refused in one line, not a math domain error."""
+    ex = ROOT / "models" / "examples"
+    out = tmp_path / "big.json"
+    p = subprocess.run(IOMODEL + ["extrapolate", *(str(ex / f"btio-B-{n}.json") for n in (4, 9, 16)),
+                                  "--np", "16777216", "-o", str(out), "-q"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert {q["ranks"] for q in json.loads(out.read_text())["phases"]} == {"0-16777215"}
+    varsize = [models("varsize", n) for n in (2, 4)]
+    with pytest.raises(ExtrapolationError, match=r"run 1: its processes move 1000 \+ 1000 \* rank bytes, which "
+                                                 r"at np 100000 is 100000 groups of processes of their own; at "
+                                                 r"most 65536"):
+        extrapolate(varsize, 100000)
+    b4, b9 = (str(ex / f"btio-B-{n}.json") for n in (4, 9))
+    code, err = refused(b4, b9, "--np", "16", "--size", "inf", "--sizes", "1,2")
+    assert code == 2 and err.endswith("argument --size: invalid finite number value: 'inf'")
+    with pytest.raises(ExtrapolationError, match="a problem size of 0: sizes are positive, finite numbers"):
+        extrapolate([(b4, load_model(b4)), (b9, load_model(b9))], 16, size=3, sizes=[0, 2])

@@ -411,6 +411,7 @@ def test_a_missing_rank_file_is_said_and_the_model_marked_partial(traced, tmp_pa
     assert f"iomodel: warning: {run_.trace_dir}: {note}; the model is partial" in proc.stderr.splitlines()
     model = json.loads(out.read_text())
     assert model["source"]["partial"] == {"missing_ranks": "2", "empty_ranks": None, "stopped_ranks": None,
+                                          "unended_ranks": None,
                                           "notes": [note]}
     assert model["application"]["np"] == 4 and model["application"]["name"] == "basic_c"
     assert f"partial       {note}" in run("show", out).stdout.splitlines()
@@ -532,6 +533,7 @@ def test_an_empty_rank_file_is_a_rank_missing_not_damage(build_dir, tmp_path):
     assert proc.stderr.splitlines() == [f"iomodel: warning: {trace}: {note}; the model is partial"]
     model = json.loads(out.read_text())
     assert model["source"]["partial"] == {"missing_ranks": "2", "empty_ranks": None, "stopped_ranks": None,
+                                          "unended_ranks": None,
                                           "notes": [note]}
     assert [p["np"] for p in model["phases"]] and all(p["np"] == 3 for p in model["phases"])
 

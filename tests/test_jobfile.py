@@ -185,3 +185,54 @@ def test_damaged_job_file(job_trace, tmp_path, case):
         assert sorted(set(t.events["rank"].to_pylist())) == [0, 1]   # rank 2: no whole event chunk left
         assert len(t.errors) == 1 and "rank 2" in str(t.errors[0])
     assert not (tmp_path / "m.json").exists() or json.loads((tmp_path / "m.json").read_text())
+
+
+def test_a_second_batch_run_into_the_same_directory_is_its_own_trace(build_dir, tmp_path):
+    """The README's batch way (LD_PRELOAD and IOMODEL_TRACE_DIR given to mpirun
+    by hand) run twice into one directory: outside_mpi on 3 ranks leaves
+    job.iot and each rank's summary written after MPI_Finalize in
+    rank-N.iot.after; then coll_log on 2 ranks.  Its trace is its own: ranks
+    0 and 1 remove their own continuation files, rank 0 the job file and rank
+    2's continuation; the earlier run's summaries are in no rank's events and
+    no file of the model (they were merged into rank 0's and 1's before).
+    Run again keeping rank files (IOMODEL_JOIN=0), the second run's job file
+    goes too."""
+    from conftest import ROOT, Run
+    lib = ROOT / "tracer" / "lib" / "openmpi" / "libiomodel_trace.so"
+    trace, data = tmp_path / "run1", tmp_path / "data"
+    data.mkdir()
+
+    def batch(np_, name, *args, join="1"):
+        cmd = ["mpirun", "--oversubscribe", "-x", f"LD_PRELOAD={lib}", "-x", f"IOMODEL_TRACE_DIR={trace}",
+               "-x", f"IOMODEL_JOIN={join}", "-np", str(np_), str(build_dir / name), str(data), *map(str, args)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        return Run(trace, data, p)
+
+    batch(3, "outside_mpi")
+    assert sorted(p.name for p in trace.iterdir()) == [
+        "job.iot", "rank-000000.iot.after", "rank-000001.iot.after", "rank-000002.iot.after"]
+    run = batch(2, "coll_log", 2)
+    assert sorted(p.name for p in trace.iterdir()) == ["job.iot"]
+    for r in (0, 1):
+        assert not [e for e in events(run, r) if e[1] and e[1].startswith("summary")]
+    assert sorted({f for _, _, f, *_ in facts(model_of(run, tmp_path))}) == ["out.dat", "run.{rank}.log"]
+    batch(2, "coll_log", 2, join="0")
+    assert sorted(p.name for p in trace.iterdir()) == ["rank-000000.iot", "rank-000001.iot"]
+
+
+def test_a_compression_bomb_is_refused_at_once(tmp_path):
+    """A job file of one image, 64 MiB of zeros in zstd frames (about 2 KB on
+    disk: 16 frames of 4 MiB, a ratio of thousands to 1 where the densest trace
+    measured is 135 to 1): trace-info and analyze refuse it naming the file and
+    the ratio, before decompressing anything."""
+    trace = tmp_path / "t"
+    trace.mkdir()
+    size = write_job(trace / "job.iot", [b"\0" * (64 << 20)])
+    assert size < 8192
+    stored = size - 32 - 32                           # the header and one index entry
+    for cmd in (["trace-info", str(trace)], ["analyze", str(trace), "-o", str(tmp_path / "m.json")]):
+        p = subprocess.run(IOMODEL + cmd, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and p.stderr.strip().splitlines()[-1] == (
+            f"iomodel: error: {trace / 'job.iot'} (rank 0, from byte 64): corrupt index: a raw size of "
+            f"{64 << 20} bytes for {stored} compressed ones, more than 512 to 1, which no trace compresses to")

@@ -194,6 +194,14 @@ def test_killed_run_leaves_a_readable_partial_trace(traced):
     from iomodel.analyzer.tracefile import read_rank_file
     raw = read_rank_file(r0["path"])
     assert r0["ended_by"] is None and r0["damage"] is None and raw.records == 896
+    # said, and the model marked partial: rank 0's calls after its 7th buffer are lost
+    from iomodel.analyzer import analyze
+    from iomodel.models import format_ranks
+    gaps = analyze(run.trace_dir, partial=True)["source"]["partial"]
+    unended = [r for r in range(NP) if ranks[r]["ended_by"] is None and ranks[r]["damage"] is None]
+    assert unended[0] == 0 and gaps["unended_ranks"] == format_ranks(unended)
+    assert any(n.startswith(f"rank{'s' * (len(unended) > 1)} {format_ranks(unended)}: ") and
+               "no end (killed outright" in n for n in gaps["notes"])
     events = rank_events(trace)
     writes = [e for e in events[0] if e["data"]]
     assert [e["abs_offset"] for e in writes] == [8 * i for i in range(len(writes))]

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "runtime_shared.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -209,6 +210,35 @@ static void posix_init(void)
     iom_pon = !posix_off;
 }
 
+/* An earlier run traced into the same directory (a batch script run twice)
+ * would have the reader mix its files with this run's: each rank removes its
+ * own continuation file, rank 0 the job file and the rank files of ranks this
+ * job does not have.  Its own rank files the ranks have just replaced. */
+static void clear_earlier_run(const char *dir, int rank, int nranks)
+{
+    char path[4096];
+    int d = iom_depth;
+    iom_depth = 2;                   /* the tracer's own file work, never the application's */
+    snprintf(path, sizeof path, "%s/rank-%06d.iot.after", dir, rank);
+    sys_unlink(path);
+    if (rank == 0) {
+        snprintf(path, sizeof path, "%s/job.iot", dir);
+        sys_unlink(path);
+        DIR *dp = opendir(dir);
+        struct dirent *e;
+        while (dp && (e = readdir(dp)) != NULL) {
+            int r, n = -1;
+            if (sscanf(e->d_name, "rank-%d.iot%n", &r, &n) == 1 && n > 0 && r >= nranks &&
+                (!e->d_name[n] || !strcmp(e->d_name + n, ".after"))) {
+                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                sys_unlink(path);
+            }
+        }
+        if (dp) closedir(dp);
+    }
+    iom_depth = d;
+}
+
 void iom_start(int op, uint64_t t_init, int thread_level)
 {
     iom_depth = 1;
@@ -255,6 +285,7 @@ void iom_start(int op, uint64_t t_init, int thread_level)
         iom_depth = 0;
         return;
     }
+    clear_earlier_run(dir, my_rank, nranks);
     /* the join is collective: rank 0's IOMODEL_JOIN holds for every rank */
     uint64_t jm = join_min;
     if (iom_real_MPI_Bcast && IOM_BYTE) iom_real_MPI_Bcast(&jm, sizeof jm, IOM_BYTE, 0, IOM_COMM_WORLD);
