@@ -496,7 +496,8 @@ def cmd_predict(args):
         args.replay = out
     if args.replay:
         bws = _replay_bandwidths(args.replay)
-    pred = predict(model, cluster, profile=profile, bandwidths=bws)
+    pred = predict(model, cluster, profile=profile, bandwidths=bws,
+                   without=[w for w in args.without.split(",") if w])
     print(json.dumps(pred, indent=2) if args.json else format_prediction(pred))
     return 0
 
@@ -788,6 +789,9 @@ def build_parser():
     pr.add_argument("--backend", choices=("ior", "builtin"), default="builtin",
                     help="with --replay: the replay backend, as `iomodel replay`'s default "
                     "(builtin: as modelled) (default: %(default)s)")
+    pr.add_argument("--without", metavar="NAME[,NAME]", default="",
+                    help="leave out these corrections to the profile's bandwidths, by name (each "
+                    "and what it adds: docs/commands/predict.md, \"Corrections\")")
     trust_option(pr)
     pr.set_defaults(func=cmd_predict)
 

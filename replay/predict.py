@@ -164,22 +164,40 @@ def shard_note(model, cluster):
             f"server's link; the profile's points and a replay draw placements of their own")
 
 
-def _bandwidth_args(phase, access_type, file_size):
+# What predict adds to a profile point's bandwidth, each by name, each one that
+# `--without NAME` leaves out (the accuracy bench's leave-one-out table: docs/accuracy.md)
+CORRECTIONS = {
+    "ops": "a phase's operations per process: the one-operation points' fixed cost",
+    "views": "a file view's pieces: the profile's view ratio",
+    "buffer-offset": "buffers past a page: the points measured so",
+    "one-stripe": "a shared file within one stripe: the points measured on one",
+    "random": "random offsets: the profile's random ratio",
+    "computing-between": "independent processes computing between operations: their waits on each other",
+    "given-back": "of those waits, the share the storage gives back (characterize --think)",
+    "slower-after-computing": "operations made cold by computing between them",
+    "done-early": "a collective call's part done before its last process came in",
+    "collective-after-computing": "collective calls after computing: the profile's collective points at that time",
+}
+
+
+def _bandwidth_args(phase, access_type, file_size, without=frozenset()):
     """The arguments of Profile.bandwidth after the operation, for one phase."""
     # a shared file's view: its pieces, for the profile's view ratio
     piece = phase["offsets"].get("piece") if access_type == "shared" and \
-        phase["offsets"].get("contiguous") is False else None
+        phase["offsets"].get("contiguous") is False and "views" not in without else None
     return (phase["np"], max(phase["rs"], 1), access_type, phase.get("collective"),
-            ops_per_process(phase), piece, phase.get("buffer_offset"), file_size,
-            phase.get("access_mode") == "random",
+            None if "ops" in without else ops_per_process(phase), piece,
+            None if "buffer-offset" in without else phase.get("buffer_offset"),
+            None if "one-stripe" in without else file_size,
+            phase.get("access_mode") == "random" and "random" not in without,
             "POSIX" if phase.get("interface") in ("POSIX", "STDIO") else "MPIIO")
 
 
-def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None):
+def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None, without=frozenset()):
     """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase;
     file_size: its shared file's bytes (for the profile's one-stripe points)."""
     op = phase["operation"]
-    args = _bandwidth_args(phase, access_type, file_size)
+    args = _bandwidth_args(phase, access_type, file_size, without)
     if rereads(phase):
         if "reread" in ops:
             bw, note = profile.bandwidth("reread", *args)
@@ -195,7 +213,7 @@ def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=Non
     return (*profile.bandwidth(op, *args), op, args)
 
 
-def _computing_between(phase, profile, op, args, bw):
+def _computing_between(phase, profile, op, args, bw, without=frozenset()):
     """(Bps, note) of an independent phase of several processes that compute
     between their operations, or None when that does not apply.
 
@@ -236,7 +254,8 @@ def _computing_between(phase, profile, op, args, bw):
     bw1, note1 = profile.bandwidth(op, 1, *args[1:])
     t1, tn = rs / bw1, rs * np_ / bw
     if tn <= t1:          # the others' operations cost nothing: nothing to take off
-        return _slower_after_computing(profile, op, args, k, tn, tn, "")
+        return None if "slower-after-computing" in without else \
+            _slower_after_computing(profile, op, args, k, tn, tn, "")
     d = tn - t1
     h = d / (np_ - 1)
     b = k - t1
@@ -253,7 +272,8 @@ def _computing_between(phase, profile, op, args, bw):
     # In lockstep only: where operations are short against k the processes meet at
     # random, and a point computing 1 ms between them measures its operations cold
     # (tmpfs: 4 KiB writes 11.0 us each against 2.3 back to back and 5.0 at np 2)
-    back = profile.given_back(op, np_, rs, args[2]) if lockstep >= random else None
+    back = profile.given_back(op, np_, rs, args[2]) if lockstep >= random and "given-back" not in without \
+        else None
     if back is not None:
         g, how_much = back
         served = t_op
@@ -261,6 +281,8 @@ def _computing_between(phase, profile, op, args, bw):
         how = (f"{1 - g:.2f} x {tn * 1e6:.1f} + {g:.2f} x {served * 1e6:.1f} ({how}; the profile's "
                f"{how_much})")
     note = f"computing {k * 1e6:.1f} us between operations: per op {how} = {t_op * 1e6:.1f} us (np 1: {note1})"
+    if "slower-after-computing" in without:
+        return rs * np_ / t_op, note
     return _slower_after_computing(profile, op, args, k, tn, t_op, note)
 
 
@@ -365,7 +387,7 @@ def _done_early(phase, profile, op, args, bw):
                              f"(np 1: {note1})")
 
 
-def _uncached_bandwidth(phase, access_type, profile, ops, file_size, cluster):
+def _uncached_bandwidth(phase, access_type, profile, ops, file_size, cluster, without=frozenset()):
     """(Bps, note) of a reread phase read from the servers, as through a new
     open (the profile's `read` points), on a cluster whose global file system
     may or may not serve it from the client's cache; else None.  On Gluster's
@@ -374,17 +396,19 @@ def _uncached_bandwidth(phase, access_type, profile, ops, file_size, cluster):
     fs = (getattr(cluster, "global_fs", None) or "local").lower()
     if fs == "local" or profile is None or not rereads(phase) or not {"reread", "read"} <= ops:
         return None
-    args = _bandwidth_args(phase, access_type, file_size)
+    args = _bandwidth_args(phase, access_type, file_size, without)
     try:
         bw, note = profile.bandwidth("read", *args)
-        between = _computing_between(phase, profile, "read", args, bw)
+        between = None if "computing-between" in without else \
+            _computing_between(phase, profile, "read", args, bw, without)
     except ProfileError:       # a second figure; the phase's own prediction stands
         return None
     return (bw, note) if between is None else (between[0], f"{note}; {between[1]}")
 
 
-def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, file_size=None):
-    """(Bps, note) for one phase."""
+def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, file_size=None,
+                     without=frozenset()):
+    """(Bps, note) for one phase, without the CORRECTIONS named in `without`."""
     if bandwidths is not None:
         bw = _replayed(phase, bandwidths)
         if bw is not None:
@@ -393,9 +417,15 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, fil
             return float(bw), "measured by replay"
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
-    bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size)
-    between = _computing_between(phase, profile, op, args, bw) or _done_early(phase, profile, op, args, bw) \
-        or _collective_after_computing(phase, profile, op, args, bw)
+    bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size, without)
+    between = None
+    for name, rule in (("computing-between", _computing_between), ("done-early", _done_early),
+                       ("collective-after-computing", _collective_after_computing)):
+        if name not in without:
+            between = rule(phase, profile, op, args, bw, without) if rule is _computing_between else \
+                rule(phase, profile, op, args, bw)
+            if between is not None:
+                break
     if between is None:
         return bw, note
     return between[0], f"{note}; {between[1]}"
@@ -415,14 +445,20 @@ def extrapolated_note(model, cluster, profile):
             f"{top}; `iomodel characterize` on {_name(cluster)} at np {want} measures theirs")
 
 
-def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
+def predict(model, cluster, profile=None, bandwidths=None, fallback=True, without=()):
     """Time and cost of the model's I/O on `cluster` (see the module docstring).
 
     profile: a Profile (default: Profile.load(cluster)); bandwidths: {phase id:
     B/s} measured by a replay, used first.  A phase whose operation the profile
     has no point for uses the other operation's bandwidth when `fallback` (the
     note says so); otherwise, or when the profile is empty, PredictError.
+    without: CORRECTIONS left out (their names).
     Returns a dict (docs/commands/predict.md)."""
+    without = frozenset(without)
+    unknown = without - set(CORRECTIONS)
+    if unknown:
+        raise PredictError(f"--without {','.join(sorted(unknown))}: no such correction; they are "
+                           f"{', '.join(CORRECTIONS)}")
     if profile is None and bandwidths is None:
         profile = Profile.load(cluster)
     ops = set(profile.table.column("operation").to_pylist()) if profile is not None else set()
@@ -439,7 +475,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         at = f["access_type"]
         try:                             # a shared file's bytes: its extent where known
             return _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
-                                    (f.get("extent") or f.get("size")) if at == "shared" else None)
+                                    (f.get("extent") or f.get("size")) if at == "shared" else None, without)
         except ProfileError as e:
             hint = ("; give its description `bandwidth:` points or a measured `profile:` "
                     "(docs/cluster-format.md), or predict with --profile or --replay"
@@ -461,7 +497,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
             by_pass = [p["weight"] / b if b else 0.0 for b in (bandwidth_of(p, q)[0] for q in passes)]
         uncached = None if p["weight"] == 0 or (bandwidths is not None and _replayed(p, bandwidths)) \
             else _uncached_bandwidth(p, at, profile, ops, (f.get("extent") or f.get("size"))
-                                     if at == "shared" else None, cluster)
+                                     if at == "shared" else None, cluster, without)
         phases.append({"id": p["id"], "file": p["file"], "operation": p["operation"], "access_type": at,
                        "collective": p.get("collective"), "np": p["np"], "rs": p["rs"], "rep": p["rep"],
                        "weight": p["weight"], "bw_Bps": bw, "time_s": t, "time_passes_s": by_pass,
@@ -558,6 +594,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True):
         "feasible": ok,
         "reasons": reasons,
         "notes": notes + fnotes,
+        "without": sorted(without),
         "phases": phases,
     }
 

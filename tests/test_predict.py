@@ -1094,3 +1094,34 @@ def test_a_collective_dump_after_computing_takes_the_profiles_time_after_computi
         [p] = predict(m, vc, prof)["phases"]
         assert "computing" not in p["note"] and p["time_s"] == pytest.approx(5 * ms, rel=1e-9), other
         m["phases"][0].update(gap_s=0.3, collective=True)
+
+
+def test_each_correction_can_be_left_out():
+    """predict(without=...) leaves a correction out by its name, as
+    `predict --without NAME`: the two writers computing 13 us between their
+    16 KiB writes take 64 x 12 us with computing-between (worked out in
+    test_computing_between_operations_meets_the_others_less_often), 64 x 20 us,
+    the np 2 point back to back, without it; a phase of 10 operations takes
+    1 ms + 10 x 0.4 ms with `ops` (test_a_phase_of_few_operations_pays_the_fixed_cost's
+    points), the long point's 10 x 64 KiB x 4 / 0.0266 s x 64 without it.  The
+    result says what was left out; an unknown name is refused with the list."""
+    KiB, us = 1024, 1e-6
+    m, ph, prof = writers_at_random_moments()
+    vc = types.SimpleNamespace(name="vc")
+    assert predict(m, vc, prof)["phases"][0]["time_s"] == pytest.approx(64 * 12 * us, rel=1e-9)
+    off = predict(m, vc, prof, without=["computing-between"])
+    assert off["phases"][0]["time_s"] == pytest.approx(64 * 20 * us, rel=1e-12)
+    assert (off["phases"][0]["note"], off["without"]) == ("measured", ["computing-between"])
+    pts = [{"operation": "write", "access_type": "shared", "collective": False, "np": 2, "rs": 64 * KiB,
+            "ops_per_process": 64, "bw_Bps": 64 * 2 * 64 * KiB / 0.0266},
+           {"operation": "write", "access_type": "shared", "collective": False, "np": 2, "rs": 64 * KiB,
+            "ops_per_process": 1, "bw_Bps": 2 * 64 * KiB / 0.0014}]
+    ten = {**ph, "rs": 64 * KiB, "request_sizes": [64 * KiB], "rs_min": 64 * KiB, "rs_max": 64 * KiB,
+           "rep": 10, "weight": 2 * 10 * 64 * KiB, "duration_s": ph["io_time_s"]}
+    m10 = {**m, "phases": [ten], "weight": ten["weight"]}
+    prof10 = Profile.from_points(pts)
+    assert predict(m10, vc, prof10)["phases"][0]["time_s"] == pytest.approx(0.001 + 10 * 0.0004, rel=1e-9)
+    assert predict(m10, vc, prof10, without=["ops"])["phases"][0]["time_s"] == \
+        pytest.approx(10 * 0.0266 / 64, rel=1e-9)
+    with pytest.raises(PredictError, match="--without nonsense: no such correction; they are ops, views, "):
+        predict(m, vc, prof, without=["nonsense"])
