@@ -290,11 +290,38 @@ BURST_DTYPES = {
     "lc0": np.int64, "comm_between": np.uint32, "noncontig": np.bool_, "offset0": np.int64,
     "known": np.bool_, "iop": np.int32, "rep": np.int32, "first_size": np.int64,
     "stride": np.int64, "const_stride": np.bool_, "mode": np.int8, "k": np.int32,
-    "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "reread": np.int64,
+    "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "idle": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
     "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_, "meta": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
+
+
+def _idle(t0, t1, starts):
+    """Per run of operations from each of `starts` (in call order): the time
+    within its span when none of them was in progress, the sum of the gaps
+    between an operation's start and the latest end of the run's operations
+    before it.  Operations that overlap (nonblocking calls, a process's
+    threads) count once, so it is never negative: the span less the sum of
+    their durations is, when they overlap."""
+    n = len(t0)
+    if not n:
+        return np.zeros(0)
+    end = t1                       # the latest end so far in the run: t1 where the ends rise
+    if (np.diff(t1) < 0).any():
+        # a running maximum that starts afresh with each run: of the ends' ranks in
+        # value order, lifted by n times the run's number (an earlier run's never count)
+        first = np.zeros(n, np.int64)
+        first[starts] = 1
+        run = np.cumsum(first) - 1
+        order = np.argsort(t1, kind="stable")
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+        end = t1[order][np.maximum.accumulate(run * n + rank) - run * n]
+    gap = np.zeros(n)
+    gap[1:] = np.maximum(t0[1:] - end[:-1], 0.0)
+    gap[starts] = 0.0
+    return np.add.reduceat(gap, starts)
 
 
 def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
@@ -316,6 +343,8 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
         "t1": np.maximum.reduceat(r.t_end, starts),
         # time inside the burst's I/O calls (without the computation between them)
         "busy": np.add.reduceat(np.maximum(r.t_end - r.t_start, 0.0), starts),
+        # time between them, when none was in progress (compute_s)
+        "idle": _idle(r.t_start, r.t_end, starts),
         "first_end": r.t_end[starts],
         # bytes read back from what the rank wrote in the same open (analyzer/reread.py)
         "reread": np.add.reduceat(np.where(r.reread, size, 0), starts) if r.reread is not None
@@ -800,7 +829,7 @@ NUMBERS = {
     # the stride between repetitions, of the bursts that repeat
     "stride_lo": ("lo", None), "stride_hi": ("hi", None),
     # the longest a process computed between the phase's operations
-    "compute": ("hi", None),
+    "compute": ("hi", "idle"),
     "nops_lo": ("lo", None), "nops_hi": ("hi", None),   # operations a burst: its pattern, rep times
 }
 MERGE = {"lo": np.minimum, "hi": np.maximum, "add": np.add}
@@ -815,7 +844,6 @@ def phase_numbers(grp):
     # made one at a time, when reduced: each is a column's worth of memory
     derived = {"stride_lo": lambda: np.where(s("rep") > 1, s("stride"), big),
                "stride_hi": lambda: np.where(s("rep") > 1, s("stride"), -big),
-               "compute": lambda: s("t1") - s("t0") - s("busy"),
                "nops_lo": lambda: s("rep").astype(np.int64) * s("iop")}
     derived["nops_hi"] = derived["nops_lo"]
     red = {"lo": grp.lo, "hi": grp.hi, "add": grp.add}

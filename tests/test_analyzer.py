@@ -457,6 +457,46 @@ def test_a_solver_that_computes_between_its_dumps(traced, tmp_path, mpi):
     assert [(f["access_type"], f["extent"]) for f in m["files"]] == [("shared", 3 * 163840)]
 
 
+
+def idle_between(calls):
+    """The time within a run of calls (in call order) when none was in progress:
+    each call's start less the latest end before it, where positive, summed."""
+    idle, last = 0.0, calls[0]["t_end"]
+    for c in calls[1:]:
+        idle += max(0.0, c["t_start"] - last)
+        last = max(last, c["t_end"])
+    return idle
+
+
+def test_nonblocking_calls_in_flight_together(traced, tmp_path):
+    """nb_window on 2 ranks: each posts 4 MPI_File_iwrite_at of 1024 B at
+    (r*4 + i)*1024 and completes them with one MPI_Waitall, then reads them
+    back likewise.  A call lasts from its post to the MPI_Waitall, so the four
+    overlap: their durations add up to more than their span, and the span less
+    them (compute_s once) was negative, the model refused.  compute_s is the
+    time when none was in progress: 0, each call being posted before the
+    Waitall that ends the ones before it.  Phases: the writes (np 2, rep 4,
+    rs 1024, weight 2*4*1024 = 8192, sequential, rank r's at 4096*r), the reads
+    of the same blocks, read back through the same open (reread 8192)."""
+    run = traced("nb_window", 2)
+    m = analyze(run, tmp_path / "model.json")
+    got = [(p["routine"], p["np"], p["rep"], p["rs"], p["weight"], p["access_mode"], p["offsets"]["first"],
+            p["offsets"]["per_rank"], p.get("reread_bytes")) for p in m["phases"]]
+    assert got == [("MPI_File_iwrite_at", 2, 4, 1024, 8192, "sequential", 0, 4096, None),
+                   ("MPI_File_iread_at", 2, 4, 1024, 8192, "sequential", 0, 4096, 8192)]
+    from iomodel.analyzer import load_ops
+    ops = load_ops(run.trace_dir).table.to_pylist()
+    for p, write in zip(m["phases"], (True, False)):
+        calls = {r: [o for o in ops if o["rank"] == r and o["write"] == write] for r in (0, 1)}
+        for c in calls.values():
+            assert len(c) == 4
+            durations = sum(o["t_end"] - o["t_start"] for o in c)
+            assert durations > max(o["t_end"] for o in c) - c[0]["t_start"]     # they overlap
+            assert idle_between(c) == 0.0
+        assert p["compute_s"] == 0.0
+        assert p["io_time_s"] == pytest.approx(
+            max(sum(o["t_end"] - o["t_start"] for o in c) for c in calls.values()), rel=1e-9)
+
 @pytest.mark.parametrize("dense", [True, False])
 def test_uneven_keys_and_order_edges_by_table_and_by_sort(monkeypatch, dense):
     """The phase finding's tables (a dense table where it fits, a sort beyond)
