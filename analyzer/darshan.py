@@ -46,13 +46,17 @@ is Darshan's time zero, taken in MPI_Init).  Each segment becomes one row:
   older Darshan versions write: end - start + 1 s, which Darshan reports).
 
 PyDarshan (`pip install darshan`, the `darshan` extra of iomodel) is imported
-only when a log is read.  A file that is not a Darshan log, a truncated log
-and a log without DXT raise DarshanInputError (a ValueError) naming the file;
-for the last, the message says what the log holds (DXT traces POSIX and
-MPI-IO only: a log of stdio I/O, or of none, gives no model).
+only when a log is read, and reads it in a process of its own (read_log):
+its C library, libdarshan-util, crashes, aborts or says no more than a line
+on its standard error on many a damaged log.  A file that is not a Darshan
+log, a truncated or damaged log and a log without DXT raise
+DarshanInputError (a ValueError) naming the file; for the last, the message
+says what the log holds (DXT traces POSIX and MPI-IO only: a log of stdio
+I/O, or of none, gives no model).
 """
 import os
 import struct
+import traceback
 from collections import Counter
 from pathlib import Path
 
@@ -60,9 +64,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .contained import ChildFailed, run_contained
 from .ops import OPS_SCHEMA, Ops
 
 DARSHAN_MAGIC = 6567223     # darshan-log-format.h: DARSHAN_MAGIC_NR
+HEADER_3_41 = 1328          # sizeof(struct darshan_header) since log format 3.41
 
 ENABLE_DXT = ("Darshan traces individual operations only with DXT enabled, which is off by "
               "default: run the application again with `export DXT_ENABLE_IO_TRACE=1` (or, with "
@@ -139,34 +145,118 @@ def _import_darshan():
 
 
 def _check_header(path):
-    """Where the name map ends, from a Darshan 3 log header; or raise.
+    """The file's size, which its Darshan 3 log header says it needs; or raise.
 
-    Checked in Python before libdarshan-util sees the file: that library
-    prints to stderr on a non-log and crashes on a truncated one."""
+    Checked here before libdarshan-util sees the file, which says a truncated
+    log is one only by crashing.  The header (darshan-log-format.h) maps the
+    name records' region and each module's, which follow one another up to
+    the end of the file."""
     with open(path, "rb") as f:
-        head = f.read(40)
-    if len(head) == 40:
-        for order in "<>":
-            if head[:2] == b"3." and struct.unpack(order + "q", head[8:16])[0] == DARSHAN_MAGIC:
-                off, length = struct.unpack(order + "QQ", head[24:40])
-                return off + length
+        head = f.read(HEADER_3_41)
+    for order in "<>":
+        if len(head) >= 16 and head[:2] == b"3." and \
+                struct.unpack(order + "q", head[8:16])[0] == DARSHAN_MAGIC:
+            # 3.41 (Darshan 3.4) widened the partial flag to 64 bits and the map to 64 modules
+            at, count = (32, 1 + 64) if head[:4] >= b"3.41" else (24, 1 + 16)
+            size = at + 16 * count + 4 * (count - 1)        # the map, then each module's version
+            if len(head) < size:
+                return size
+            maps = struct.unpack(f"{order}{2 * count}Q", head[at:at + 16 * count])
+            return max((off + n for off, n in zip(maps[::2], maps[1::2]) if n), default=size)
     raise DarshanInputError(f"{path}: not a Darshan log (no Darshan 3 log header)")
 
 
-def _open(path):
-    darshan = _import_darshan()
-    names_end = _check_header(path)
+# The reader's time: a base, and so much a MiB of log (some 25 times what PyDarshan
+# takes on a busy machine: docs/security.md, "Darshan logs")
+READ_SECONDS = (10.0, 60.0)
+
+
+def read_limits(path):
+    """(seconds, bytes) the reader of the log at `path` may take: READ_SECONDS,
+    and the memory the machine has free (at least 1 GiB)."""
+    seconds = READ_SECONDS[0] + READ_SECONDS[1] * os.path.getsize(path) / 2 ** 20
     try:
-        report = darshan.DarshanReport(str(path), read_all=False, dtype="dict")
+        with open("/proc/meminfo") as f:
+            free = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError):
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return seconds, max(free, 1 << 30)
+
+
+# where in PyDarshan a string of the log is decoded (cffi_backend.py), and what it is
+DECODED = {"log_get_job": "the job's metadata", "log_get_exe": "the command line",
+           "log_get_mounts": "the mount table", "log_get_name_records": "a file's name",
+           "log_lookup_name_records": "a file's name",
+           "log_get_dxt_record": "the host name of a DXT record"}
+
+
+def _pydarshan_error(path, e):
+    """An exception raised inside PyDarshan while it read the log at `path`, as
+    the DarshanInputError that names the file and what could not be read; None
+    for one raised elsewhere (ours: a bug)."""
+    import darshan
+    pkg = os.path.dirname(darshan.__file__) + os.sep
+    inside = [f.name for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(pkg)]
+    if not inside:
+        return None
+    if isinstance(e, UnicodeDecodeError):
+        what = next((DECODED[n] for n in reversed(inside) if n in DECODED), "a string")
+        return DarshanInputError(f"{path}: the Darshan log could not be read: {what} is not UTF-8 "
+                                 f"text (byte 0x{e.object[e.start]:02x} at {e.start}): is it damaged?")
+    return DarshanInputError(f"{path}: the Darshan log could not be read: PyDarshan failed in "
+                             f"{inside[-1]} ({type(e).__name__}: {e}): is it damaged?")
+
+
+def _read(path):
+    """What ops_from_darshan needs of the log, read by PyDarshan: run in the
+    reader process (read_log), whose value must be plain data.  The log is
+    closed before the value is returned, so that a crash of libdarshan-util
+    while it cleans up fails the read too."""
+    darshan = _import_darshan()
+    try:
+        with darshan.DarshanReport(str(path), read_all=False, dtype="dict") as report:
+            modules = report.modules
+            log = {"job": report.metadata["job"], "exe": report.metadata.get("exe") or "",
+                   "modules": {m: {"len": int(v["len"]), "partial_flag": bool(v.get("partial_flag"))}
+                               for m, v in modules.items()}}
+            if "DXT_MPIIO" not in modules and "DXT_POSIX" not in modules:
+                log["without_dxt"] = _without_dxt(report)
+                return log
+            dxt = {mod: _dxt(report, mod) for mod in ("DXT_MPIIO", "DXT_POSIX")}
+            mpi = dxt["DXT_MPIIO"][0]
+            # the counters of the traced layer's module, those the model reads
+            counted = "MPI-IO" if mpi is not None and len(mpi["rank"]) else "POSIX"
+            log.update(dxt=dxt, counters={counted: _counters(report, counted, COUNTED[counted])})
+            ids = {int(i) for seg, _ in dxt.values() if seg is not None for i in np.unique(seg["id"])}
+            log["names"] = {i: report.name_records[i] for i in ids if i in report.name_records}
     except RuntimeError as e:
-        raise DarshanInputError(f"{path}: not a readable Darshan log ({e})") from e
-    # the name map is followed by every module's region: a shorter file is cut off
-    need = names_end + sum(int(m["len"]) for m in report.modules.values())
-    size = os.path.getsize(path)
-    if size < need:
-        raise DarshanInputError(f"{path}: truncated Darshan log ({size} bytes, its header "
-                                f"describes {need})")
-    return report
+        if str(e) == "Failed to open file.":        # libdarshan-util refused it, saying why
+            return {"unopened": True}
+        raise _pydarshan_error(path, e) or e
+    except (ValueError, LookupError, TypeError, ArithmeticError, AttributeError) as e:
+        raise _pydarshan_error(path, e) or e
+    return log
+
+
+def read_log(path):
+    """_read(path) in a reader process of its own (analyzer/contained.py): a
+    crash, an abort, a hang or a runaway allocation of libdarshan-util on a
+    damaged log is a DarshanInputError naming the file, as is anything the
+    library says on its standard error (its only word on damage it survives)."""
+    seconds, memory = read_limits(path)
+    try:
+        log, said = run_contained(_read, (path,), seconds=seconds, memory=memory)
+    except ChildFailed as e:
+        said = f" (libdarshan-util said: {e.said})" if e.said else ""
+        raise DarshanInputError(f"{path}: the Darshan log could not be read: {e.reason}{said}: "
+                                f"is it damaged?") from None
+    if "unopened" in log:
+        raise DarshanInputError(f"{path}: not a readable Darshan log" +
+                                (f" (libdarshan-util said: {said})" if said else ""))
+    if said:
+        raise DarshanInputError(f"{path}: the Darshan log could not be read: libdarshan-util "
+                                f"said: {said}: is it damaged?")
+    return log
 
 
 def _dxt(report, mod):
@@ -240,8 +330,18 @@ def _counters(report, mod, names):
     return out
 
 
+def _counted(log, mod, names):
+    """Per (record id, rank): the named counters of `mod` the reader kept (COUNTED), or {}."""
+    return {k: {n: c[n] for n in names} for k, c in log["counters"].get(mod, {}).items()}
+
+
 COLL = {True: ("MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES"), False: ("MPIIO_COLL_READS", "MPIIO_SPLIT_READS")}
 INDEP = {True: ("MPIIO_INDEP_WRITES", "MPIIO_NB_WRITES"), False: ("MPIIO_INDEP_READS", "MPIIO_NB_READS")}
+# the counters the model reads, of the module of the layer DXT traced (collective and
+# independent calls, collective opens, syncs; reads and writes, for a partial trace)
+COUNTED = {"MPI-IO": (*COLL[True], *COLL[False], *INDEP[True], *INDEP[False], "MPIIO_COLL_OPENS",
+                      "MPIIO_SYNCS"),
+           "POSIX": ("POSIX_READS", "POSIX_WRITES", "POSIX_FSYNCS", "POSIX_FDSYNCS")}
 
 
 def _collective(cnt, seg):
@@ -311,13 +411,13 @@ SYNCS = {"DXT_POSIX": ("POSIX", ("POSIX_FSYNCS", "POSIX_FDSYNCS"), "fsync or fda
          "DXT_MPIIO": ("MPI-IO", ("MPIIO_SYNCS",), "MPI_File_sync")}
 
 
-def _syncs(report, mod, seg, path_of_id):
+def _syncs(log, mod, seg, path_of_id):
     """Per written path: what Darshan's counters say of its syncs (see mark_synced):
     {"syncs": calls counted, "writers": processes that wrote it, "reduced": the
     counters are one record for all ranks, "every": every writer synced it, or
     (reduced) there are at least as many calls as writers}."""
     counted, names, _ = SYNCS[mod]
-    cnt = _counters(report, counted, names)
+    cnt = _counted(log, counted, names)
     out = {}
     wrote = seg["write"]
     for fid in np.unique(seg["id"][wrote]).tolist():
@@ -391,17 +491,22 @@ def ops_from_darshan(path, name=None, command=None):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such Darshan log")
-    report = _open(path)
-    job = report.metadata["job"]
+    _import_darshan()
+    size, need = os.path.getsize(path), _check_header(path)
+    if size < need:
+        raise DarshanInputError(f"{path}: truncated Darshan log ({size} bytes, its header "
+                                f"describes {need})")
+    log = read_log(path)
+    job = log["job"]
     nprocs = int(job["nprocs"])
-    modules = report.modules
-    if "DXT_MPIIO" not in modules and "DXT_POSIX" not in modules:
+    modules = log["modules"]
+    if "without_dxt" in log:
         raise DarshanInputError(f"{path}: no I/O model can be made from this Darshan log: "
-                                f"{_without_dxt(report)}")
+                                f"{log['without_dxt']}")
     unavailable = list(UNAVAILABLE_ALWAYS)
     inferred = []
-    mpi, mpi_hosts = _dxt(report, "DXT_MPIIO")
-    posix, posix_hosts = _dxt(report, "DXT_POSIX")
+    mpi, mpi_hosts = log["dxt"]["DXT_MPIIO"]
+    posix, posix_hosts = log["dxt"]["DXT_POSIX"]
     if mpi is not None and len(mpi["rank"]):
         mod, seg = "DXT_MPIIO", mpi
         inferred.append("operations from Darshan's DXT_MPIIO trace: one per MPI-IO read or "
@@ -431,7 +536,7 @@ def ops_from_darshan(path, name=None, command=None):
                         "operations): one per POSIX read or write, after any MPI-IO collective "
                         "buffering or data sieving")
     if modules.get(mod, {}).get("partial_flag"):
-        cnt = _counters(report, "MPI-IO" if mod == "DXT_MPIIO" else "POSIX",
+        cnt = _counted(log, "MPI-IO" if mod == "DXT_MPIIO" else "POSIX",
                         ["MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS",
                          "MPIIO_NB_READS", "MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES",
                          "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES"] if mod == "DXT_MPIIO"
@@ -447,8 +552,8 @@ def ops_from_darshan(path, name=None, command=None):
     # makes beneath its calls), each through an open of its process's own
     own_posix = mod == "DXT_POSIX" and "MPI-IO" not in modules
     if mod == "DXT_MPIIO" and "MPI-IO" in modules:
-        collective = _collective(_counters(report, "MPI-IO", [*COLL[True], *COLL[False], *INDEP[True],
-                                                             *INDEP[False]]), seg)
+        collective = _collective(_counted(log, "MPI-IO", [*COLL[True], *COLL[False], *INDEP[True],
+                                                         *INDEP[False]]), seg)
         known = int((collective >= 0).sum())
         if known:
             inferred.append(f"whether an operation was collective, for {known} of {n} operations, "
@@ -467,7 +572,7 @@ def ops_from_darshan(path, name=None, command=None):
                         "own (comm_size 1)")
     else:
         unavailable.append("whether an operation was collective")
-    names = report.name_records
+    names = log["names"]
     ids = seg["id"]
     uniq_ids, id_idx = np.unique(ids, return_inverse=True)
     path_of_id = [names.get(int(i), str(int(i))) for i in uniq_ids.tolist()]
@@ -485,7 +590,7 @@ def ops_from_darshan(path, name=None, command=None):
             counted = mod == "DXT_MPIIO" and "MPI-IO" in modules
             coll = Counter()
             if counted:
-                for (rid, _), c in _counters(report, "MPI-IO", ["MPIIO_COLL_OPENS"]).items():
+                for (rid, _), c in _counted(log, "MPI-IO", ["MPIIO_COLL_OPENS"]).items():
                     coll[rid] += c["MPIIO_COLL_OPENS"]
             single = [k for k in single if not coll[int(uniq_ids[k])]]
             comm[single] = 1
@@ -536,7 +641,7 @@ def ops_from_darshan(path, name=None, command=None):
         inferred.append("hosts from the host name Darshan's DXT keeps with each rank's records")
 
     # Darshan joins the arguments with spaces, unquoted: split on spaces
-    argv = (report.metadata.get("exe") or "").split()
+    argv = log["exe"].split()
     if command is None:
         command = argv
     if not argv:
@@ -548,5 +653,5 @@ def ops_from_darshan(path, name=None, command=None):
               source={"kind": "darshan", "path": str(path), "module": mod,
                       "unavailable": unavailable, "inferred": inferred},
               final_lclock=None)
-    ops.syncs = _syncs(report, mod, seg, lambda i: names.get(int(i), str(int(i))))
+    ops.syncs = _syncs(log, mod, seg, lambda i: names.get(int(i), str(int(i))))
     return ops

@@ -25,9 +25,11 @@ import io
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import struct
+import zlib
 from pathlib import Path
 
 import yaml
@@ -278,6 +280,100 @@ def mutate_cluster(text, rnd):
     for _ in range(rnd.choice((1, 1, 2, 3))):
         doc = _mutate_tree(doc, rnd)
     return yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True).encode()
+
+
+# ------------------------------------------------------------------ Darshan logs
+
+def darshan_layout(data):
+    """A Darshan 3 log's uncompressed header (darshan-log-format.h): its
+    fields as [(offset, width)] and its regions in file order as [name, off,
+    len, where the header maps it]; the job's region is not mapped: it runs
+    from the header to the region after it."""
+    new = data[:4] >= b"3.41"               # 64 modules and a 64-bit partial flag since 3.41
+    maps, nmods = (32, 64) if new else (24, 16)
+    size = maps + 16 * (1 + nmods) + 4 * nmods
+    regions, fields = [], [(0, 8), (8, 8), (16, 1), (24, 8) if new else (20, 4)]
+    for i in range(1 + nmods):
+        at = maps + 16 * i
+        off, length = struct.unpack_from("<QQ", data, at)
+        if length:
+            regions.append([f"module {i - 1}" if i else "names", off, length, at])
+            fields += [(at, 8), (at + 8, 8)] + ([(maps + 16 * (1 + nmods) + 4 * (i - 1), 4)] if i else [])
+    regions.sort(key=lambda r: r[1])
+    return size, fields, [["job", size, (regions[0][1] if regions else len(data)) - size, None]] + regions
+
+
+def inflate(blob):
+    """A region's bytes inflated (libdarshan-util writes a region as one zlib stream or more)."""
+    out = b""
+    while blob:
+        d = zlib.decompressobj()
+        out += d.decompress(blob)
+        if not d.eof:
+            raise zlib.error("a stream cut short")
+        blob = d.unused_data
+    return out
+
+
+def join_darshan(data, size, regions, raw):
+    """The log again, the regions named in `raw` ({name: bytes}) deflated from
+    those bytes, all one after the other in the same order, and the header's
+    map made good: damage zlib's checksum cannot see."""
+    out, head = bytearray(), bytearray(data[:size])
+    for name, off, length, at in regions:
+        blob = zlib.compress(raw[name]) if name in raw else data[off:off + length]
+        if at is not None:
+            struct.pack_into("<QQ", head, at, size + len(out), len(blob))
+        out += blob
+    return bytes(head + out)
+
+
+def mutate_darshan(data, rnd):
+    """One damaged version of a Darshan log's bytes: a header field set to an
+    edge value, bytes of a compressed region flipped or set (zlib's checksum
+    may catch them), a region lost or two swapped, the file cut short, or a
+    region inflated, damaged (words set to edge values, cut or grown, a byte
+    of its text made not UTF-8) and deflated again with the header made good."""
+    size, fields, regions = darshan_layout(data)
+    buf = bytearray(data)
+    kind = rnd.randrange(10)
+    if kind >= 4 and data[16] != 0:                 # not zlib (bzip2): its bytes only
+        kind = 1
+    if kind == 0:                                   # a header field
+        off, width = rnd.choice(fields)
+        _poke(buf, rnd, off, width)
+    elif kind == 1:                                 # compressed bytes
+        _, off, length, _ = rnd.choice(regions)
+        for _ in range(rnd.choice((1, 1, 2, 8))):
+            i = rnd.randrange(off, max(off + 1, min(off + length, len(buf))))
+            if rnd.random() < 0.5:
+                buf[i] ^= 1 << rnd.randrange(8)
+            else:
+                _poke(buf, rnd, i, 1)
+    elif kind == 2:                                 # cut short anywhere
+        return data[:rnd.randrange(len(data) + 1)]
+    elif kind == 3 and len(regions) > 1:            # a region lost, or two swapped
+        a, b = rnd.choice(regions[1:])[3], rnd.choice(regions[1:])[3]
+        buf[a:a + 16], buf[b:b + 16] = (bytes(16), buf[b:b + 16]) if rnd.random() < 0.5 else \
+            (buf[b:b + 16], buf[a:a + 16])
+    elif kind >= 4:
+        name, off, length, _ = rnd.choice(regions)
+        raw = bytearray(inflate(data[off:off + length]))
+        if kind <= 7:                               # words set to edge values
+            for _ in range(rnd.choice((1, 1, 2, 4))):
+                width = rnd.choice((1, 2, 4, 8))
+                if len(raw) >= width:
+                    _poke(raw, rnd, rnd.randrange(len(raw) - width + 1) // width * width, width)
+        elif kind == 8:                             # a byte of its text (names, command line, metadata)
+            runs = [m.span() for m in re.finditer(rb"[\x20-\x7e]{4,}", bytes(raw))]
+            if runs:
+                a, b = rnd.choice(runs)
+                raw[rnd.randrange(a, b)] = rnd.choice((0x80, 0xC3, 0xE9, 0xFF))
+        else:                                       # cut or grown
+            n = rnd.randrange(len(raw) + 64)
+            raw = raw[:n] + bytearray(max(0, n - len(raw)))
+        return join_darshan(data, size, regions, {name: bytes(raw)})
+    return bytes(buf)
 
 
 # ------------------------------------------------------------------ running

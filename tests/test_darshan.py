@@ -4,6 +4,10 @@ that folder is absent), the logs the PyDarshan wheel ships, and logs of our own
 test programs made with Darshan 3.5.0 (tests/fixtures/darshan/, see its README).
 Expected values follow from what each run did."""
 import json
+import multiprocessing
+import resource
+import signal
+import struct
 import subprocess
 import sys
 from functools import lru_cache
@@ -12,9 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import darshan
 import darshan.log_utils
+from iomodel.analyzer import darshan as darshan_input
 from iomodel.analyzer.darshan import DarshanInputError, _collective, _posix_offsets, ops_from_darshan
 from iomodel.analyzer.ops import OPS_SCHEMA
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import fuzzing  # noqa: E402  the fuzz harness's editing of Darshan logs (regions inflated, header made good)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "darshan"
 LOCAL = Path(__file__).resolve().parent / "fixtures" / "darshan"
@@ -270,6 +279,68 @@ def test_log_with_empty_exe_is_named_after_the_log():
     assert "the command line (the log's is empty)" in ops.source["unavailable"]
 
 
+def dxt_posix_calls(path):
+    """A log's DXT_POSIX segments read with PyDarshan, in order of start (then
+    end), as (start, end, write, bytes, path) tuples: darshan-dxt-parser's view."""
+    report = darshan.DarshanReport(str(path), read_all=False, dtype="dict")
+    report.mod_read_all_dxt_records("DXT_POSIX", dtype="dict", warnings=False)
+    calls = []
+    for rec in report.records["DXT_POSIX"]:
+        assert rec["rank"] == 0
+        name = report.name_records[rec["id"]]
+        for write, key in ((True, "write_segments"), (False, "read_segments")):
+            calls += [(s["start_time"], s["end_time"], write, s["length"], name) for s in rec[key]]
+    return sorted(calls)
+
+
+def test_dxt_darshan_whose_calls_overlap_gives_its_phases(tmp_path):
+    """The wheel's dxt.darshan: one process (a Java COMPSs worker), 7623 POSIX
+    reads and writes in DXT on 169 files.  Some of its calls overlap in time
+    (its threads): phase 282's two 5-byte reads, of two pipes, from
+    1466.6126778 s to 1466.6126819 s and from 1466.6126790 s to 1466.6126828 s,
+    1.19 us together; their span less their durations was -2.9e-06 s, a
+    compute_s the model refused.  The phases are worked out here from the
+    log's own records: with one process every phase is one burst, so the
+    phases, in order, take the calls in order of start, each a run on one of
+    the model's file groups with one operation whose idle times (a start less
+    the end before) are at most the threshold, and the next phase starts on
+    another group or operation, or after a longer idle time.  Each phase's
+    numbers follow from its run: sizes, weight, start, end, time in its calls
+    (their durations' sum), and compute_s, the time within its span when none
+    of its calls was in progress, 0 for phase 282."""
+    log = log_path("dxt.darshan")
+    calls = dxt_posix_calls(log)
+    assert len(calls) == 7623 and len({c[4] for c in calls}) == 169
+    proc, out = analyze_cli(log, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads(out.read_text())
+    idle_max = m["analysis"]["max_idle_s"]
+    assert (idle_max, m["application"]["np"]) == (0.1, 1)
+    at = 0
+    for p in m["phases"]:
+        n = p["rep"] * p["iop"]
+        run = calls[at:at + n]
+        paths = set(m["files"][p["file"]]["paths"])
+        assert all(c[4] in paths and c[2] == (p["operation"] == "write") for c in run), p["id"]
+        assert [c[3] for c in run] == p["request_sizes"] * p["rep"]
+        assert p["weight"] == sum(c[3] for c in run)
+        assert all(max(b[0] - a[1], 0) <= idle_max for a, b in zip(run, run[1:]))
+        if at + n < len(calls):            # what ends the burst
+            nxt = calls[at + n]
+            assert nxt[4] not in paths or nxt[2] != run[-1][2] or nxt[0] - run[-1][1] > idle_max
+        assert (p["start_s"], p["end_s"]) == (run[0][0], max(c[1] for c in run))
+        assert p["io_time_s"] == pytest.approx(sum(c[1] - c[0] for c in run), rel=1e-9, abs=1e-12)
+        idle, last = 0.0, run[0][1]
+        for c in run[1:]:
+            idle, last = idle + max(0.0, c[0] - last), max(last, c[1])
+        assert p["compute_s"] == pytest.approx(idle, rel=1e-9, abs=1e-12) and p["compute_s"] >= 0
+        at += n
+    assert at == len(calls)
+    p = m["phases"][281]
+    assert (p["id"], p["operation"], p["rep"], p["weight"], p["compute_s"]) == (282, "read", 2, 10, 0.0)
+    assert p["io_time_s"] > p["duration_s"]        # the reads overlap
+
+
 def refusal(path):
     """What ops_from_darshan says of a log it refuses, after the file and the words every
     such message starts with."""
@@ -351,6 +422,151 @@ def test_truncated_log_is_an_error_not_a_crash(tmp_path):
         p.write_bytes(data[:n])
         with pytest.raises(DarshanInputError, match=f"^{p}: "):
             ops_from_darshan(p)
+    # a log of format 3.41 (Darshan 3.4 and later: a 64-bit partial flag moves the map
+    # 8 bytes on) cut in its last region (HEATMAP, 3087 + 126 bytes) or in its header
+    # (1328 bytes: 32, the map of the names and 64 modules, 16 bytes each, 64 versions)
+    data = log_path("ior_mpiio_e.darshan").read_bytes()
+    for n, need in ((3100, 3213), (1000, 1328)):
+        p = tmp_path / f"cut{n}.darshan"
+        p.write_bytes(data[:n])
+        with pytest.raises(DarshanInputError) as e:
+            ops_from_darshan(p)
+        assert str(e.value) == f"{p}: truncated Darshan log ({n} bytes, its header describes {need})"
+
+
+def edited(data, region, edit):
+    """The Darshan log `data` with one region ("job", "names", "module N")
+    inflated, changed by edit(bytearray) and deflated again, the header's map
+    made good: damage zlib's checksum cannot see."""
+    size, _, regions = fuzzing.darshan_layout(data)
+    name, off, length, _ = next(r for r in regions if r[0] == region)
+    raw = bytearray(fuzzing.inflate(data[off:off + length]))
+    edit(raw)
+    return fuzzing.join_darshan(data, size, regions, {name: bytes(raw)})
+
+
+def analyze_cli(log, tmp_path):
+    out = tmp_path / "m.json"
+    proc = subprocess.run([sys.executable, "-m", "iomodel", "analyze", str(log), "-o", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return proc, out
+
+
+CRASHES = (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
+# PyDarshan reading a log's DXT records, as iomodel did in its own process
+READ_IN_PYDARSHAN = """import sys, darshan
+r = darshan.DarshanReport(sys.argv[1], read_all=False, dtype="dict")
+for mod in ("DXT_MPIIO", "DXT_POSIX"):
+    r.mod_read_all_dxt_records(mod, dtype="dict", warnings=False)
+"""
+
+
+@pytest.mark.parametrize("at", [0, 2])
+def test_a_log_that_kills_libdarshan_util_is_one_error_naming_it(tmp_path, at):
+    """ior_mpiio_e.darshan with one byte of its name records' compressed
+    region inverted (byte 0, the zlib header, or byte 2, the first of the
+    data).  libdarshan-util cannot read the names: a process that reads the
+    log's DXT records with PyDarshan is killed by a signal, in the library
+    (SIGSEGV) or at an assertion when it closes the log (SIGABRT), as iomodel
+    analyze was, after its own message.  Now the reader's process dies of it, alone:
+    iomodel says so in one line naming the file and the signal, exit code 2,
+    and writes no model."""
+    data = bytearray(log_path("ior_mpiio_e.darshan").read_bytes())
+    _, _, regions = fuzzing.darshan_layout(bytes(data))
+    names = next(r for r in regions if r[0] == "names")
+    assert names[1:3] == [1528, 293]
+    data[names[1] + at] ^= 0xFF
+    bad = tmp_path / "bad.darshan"
+    bad.write_bytes(data)
+    plain = subprocess.run([sys.executable, "-c", READ_IN_PYDARSHAN, str(bad)], capture_output=True,
+                           text=True, timeout=120)
+    assert signal.Signals(-plain.returncode) in CRASHES, plain
+    proc, out = analyze_cli(bad, tmp_path)
+    assert (proc.returncode, proc.stdout, out.exists()) == (2, "", False)
+    assert proc.stderr.count("\n") == 1
+    # the signal is the reader's, which reads more of the log (counters) than the
+    # few lines above: not always the same
+    head = f"iomodel: error: {bad}: the Darshan log could not be read: the reader crashed ("
+    assert proc.stderr.startswith(head)
+    assert signal.Signals[proc.stderr[len(head):].split(")")[0]] in CRASHES
+    assert proc.stderr.endswith("): is it damaged?\n") and "(libdarshan-util said: " in proc.stderr
+
+
+# (region, what to find in it, the byte of it made 0xFF, what the message calls it)
+NOT_UTF8 = [("names", b"/tmp/iomodel-darshan/ior_mpiio_e/ior.dat\0", 5, "a file's name"),
+            ("job", b"/tmp/darshan77/bin/ior_cmd ", 1, "the command line"),
+            ("job", b"lib_ver=3.5.0\n", 0, "the job's metadata"),
+            ("job", b"devtmpfs\t/dev\n", 2, "the mount table"),
+            ("module 11", b"vm\0", 0, "the host name of a DXT record")]
+
+
+@pytest.mark.parametrize("region, text, at, what", NOT_UTF8, ids=[x[3] for x in NOT_UTF8])
+def test_a_string_of_the_log_not_utf8_is_refused_naming_the_file(tmp_path, region, text, at, what):
+    """ior_mpiio_e.darshan with one byte of a string made 0xFF (never in UTF-8)
+    and its region deflated again: a file's name (the name records), the
+    command line, the job's metadata and the mount table (the job's region:
+    the metadata "lib_ver=3.5.0\\n...", then the command line and the mounts,
+    "devtmpfs\\t/dev\\n..."), rank 0's host name in its DXT_MPIIO record (module
+    11, at byte 24 of the record).  PyDarshan decodes each as UTF-8 and said
+    only "'utf-8' codec can't decode byte 0xff in position 5"; the message
+    names the file and the string, and where in it the byte is."""
+    def edit(raw):
+        raw[raw.index(text) + at] = 0xFF        # the first: DXT_MPIIO's first record is rank 0's
+    bad = tmp_path / "bad.darshan"
+    bad.write_bytes(edited(log_path("ior_mpiio_e.darshan").read_bytes(), region, edit))
+    proc, out = analyze_cli(bad, tmp_path)
+    assert (proc.returncode, proc.stdout, out.exists()) == (2, "", False)
+    assert proc.stderr == (f"iomodel: error: {bad}: the Darshan log could not be read: {what} is not "
+                           f"UTF-8 text (byte 0xff at {at}): is it damaged?\n")
+
+
+def expanded(tmp_path, writes):
+    """ior_posix_shared_e.darshan with its first DXT_POSIX record (module 10;
+    rank 0's, 8 writes and 8 reads) holding `writes` copies of its first write
+    and no read: a log of some 80 KB for 2 million writes, each a dict of
+    PyDarshan's in the reader (hundreds of bytes)."""
+    def edit(raw):
+        nw, nr = struct.unpack_from("<qq", raw, 88)        # after id, rank, shared flag, host name
+        assert (nw, nr) == (8, 8)
+        head = bytearray(raw[:104])
+        struct.pack_into("<qq", head, 88, writes, 0)
+        raw[:104 + 32 * (nw + nr)] = head + raw[104:136] * writes
+    p = tmp_path / "expanded.darshan"
+    p.write_bytes(edited(log_path("ior_posix_shared_e.darshan").read_bytes(), "module 10", edit))
+    return p
+
+
+@pytest.mark.parametrize("limits, reason", [((600, 64 << 20), "the reader needed more than 64 MiB of memory"),
+                                            ((0.2, 1 << 40), "the reader took more than 0.2 s")],
+                         ids=["memory", "time"])
+def test_the_reader_is_held_to_its_memory_and_time(tmp_path, monkeypatch, limits, reason):
+    """A log that expands to 2 million DXT segments, read under 64 MiB more
+    memory than iomodel's own, or 0.2 s (PyDarshan takes seconds for them):
+    the reader runs out of either, and is gone; iomodel says which, naming
+    the file (read_limits gives these on a real run: docs/security.md)."""
+    log = expanded(tmp_path, 2_000_000)
+    monkeypatch.setattr(darshan_input, "read_limits", lambda path: limits)
+    with pytest.raises(DarshanInputError) as e:
+        ops_from_darshan(log)
+    assert str(e.value) == f"{log}: the Darshan log could not be read: {reason}: is it damaged?"
+    # killed past its time; out of memory, it said so and ends on its own
+    for child in multiprocessing.active_children():
+        child.join(60)
+        assert child.exitcode == 0
+
+
+def test_the_reader_runs_under_limits():
+    """In the reader's process: no core file, a CPU-time limit of its time and
+    2 s more, an address space `memory` bytes larger than it started with."""
+    from iomodel.analyzer.contained import _address_space, run_contained
+
+    def limits():
+        return [resource.getrlimit(k)[0] for k in (resource.RLIMIT_CORE, resource.RLIMIT_CPU,
+                                                   resource.RLIMIT_AS)], _address_space()
+    (core_cpu_as, space), said = run_contained(limits, seconds=30, memory=1 << 30)
+    assert core_cpu_as[:2] == [0, 32] and said == ""
+    # the limit was set in the child before it called limits(): its space then is the base
+    assert 0 <= core_cpu_as[2] - (1 << 30) <= space
 
 
 def test_missing_pydarshan_says_how_to_install(monkeypatch):
