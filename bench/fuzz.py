@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Fuzz iomodel's three readers at scale: damaged traces, models and cluster
-files (bench/fuzzing.py), each run through the commands a user would run on
-it, in this process; how many were accepted, refused with a message naming
-the file, refused without naming it, ended in a traceback or hung.
+"""Fuzz iomodel's four readers at scale: damaged traces, models, cluster files
+and Darshan logs (bench/fuzzing.py), each run through the commands a user
+would run on it, in this process (Darshan logs: `iomodel analyze` as a
+process of its own); how many were accepted, refused with a message naming
+the file, refused without naming it, ended in a traceback, hung or crashed
+(killed by a signal).
 
 The seed inputs are real: traces of examples/btio_like.c and
 tests/programs/nonblocking.c made here under mpirun (kind "trace": rank files;
 kind "job": btio_like's in one job file), the model of the first,
-a paper model, and the shipped cluster descriptions. Writes
-bench/results/fuzz.json and the table between the README's and
+a paper model, the shipped cluster descriptions, and Darshan logs of three
+formats (kind "darshan": tests/fixtures/darshan's, Darshan 3.5.0, with and
+without DXT, and two of the PyDarshan wheel's, of Darshan 3.1 and 3.2).
+Writes bench/results/fuzz.json and the table between the README's and
 docs/security.md's <!-- bench:fuzz --> markers; --render does only that.
 
-usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,job,model,cluster] [--jobs 2]
+usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--seconds 20] [--kinds trace,job,model,cluster,darshan] [--jobs 2]
        .venv/bin/python bench/fuzz.py --render
 """
 import argparse
@@ -39,6 +43,15 @@ RESULTS = ROOT / "bench" / "results" / "fuzz.json"
 IOMODEL = [sys.executable, "-m", "iomodel"]
 MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
 CLUSTERS = [ROOT / "replay" / "clusters" / f"{n}.yaml" for n in ("vc3", "vc4", "local")]
+# MPI-IO and POSIX with DXT, stdio only (no DXT), Darshan 3.2's HDF5 IOR and 3.1's dxt.darshan
+DARSHAN_LOGS = [ROOT / "tests" / "fixtures" / "darshan" / f"{n}.darshan"
+                for n in ("ior_mpiio_e", "posix_fpp", "rank0_writer_stdio")]
+WHEEL_LOGS = ("ior_hdf5_example.darshan", "dxt.darshan")
+
+
+def darshan_logs():
+    import darshan.log_utils
+    return DARSHAN_LOGS + [Path(darshan.log_utils.get_log_path(n)) for n in WHEEL_LOGS]
 
 
 def real_traces(work):
@@ -111,33 +124,38 @@ def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4):
 
 
 def table(res):
-    out = ["| reader | inputs | accepted | refused, naming the file | refused, not naming it | traceback | hang |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| reader | inputs | accepted | refused, naming the file | refused, not naming it | traceback | hang "
+           "| crash |", "|---|---|---|---|---|---|---|---|"]
     for kind, r in res["kinds"].items():
-        o = r["outcomes"]
+        # a run before the crash column: in-process, where a crash would have ended the bench
+        o = {"crash": 0, **r["outcomes"]}
         out.append(f"| {kind} | {r['inputs']:,} | {o['accepted']:,} | {o['refused']:,} | "
-                   f"{o['refused without naming the file']:,} | {o['traceback']:,} | {o['hang']:,} |")
+                   f"{o['refused without naming the file']:,} | {o['traceback']:,} | {o['hang']:,} | "
+                   f"{o['crash']:,} |")
     m = res["machine"]
-    out.append(f"\nDamaged inputs of real traces, models and cluster files (`bench/fuzzing.py`), each "
-               f"through the commands a user runs on it; a hang is {res['seconds']} s in one command. "
+    out.append(f"\nDamaged inputs of real traces, models, cluster files and Darshan logs "
+               f"(`bench/fuzzing.py`), each through the commands a user runs on it; a hang is "
+               f"{res['seconds']} s in one command, a crash a command killed by a signal. "
                f"{m['cpu']}, {m['cores']} cores; {m['date']}.")
     return "\n".join(out)
 
 
-def plural(n, word):
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def plural(n, word, ending="s"):
+    return f"{n:,} {word}{'' if n == 1 else ending}"
 
 
 def summary(res):
     """The table in one sentence, for the README."""
-    total = {k: sum(r["outcomes"][k] for r in res["kinds"].values())
-             for k in ("traceback", "hang", "refused without naming the file")}
+    total = {k: sum(r["outcomes"].get(k, 0) for r in res["kinds"].values())
+             for k in ("traceback", "hang", "crash", "refused without naming the file")}
     inputs = sum(r["inputs"] for r in res["kinds"].values())
-    each = ", ".join(f"{r['inputs']:,} {kind}s" for kind, r in res["kinds"].items())
+    each = ", ".join(f"{r['inputs']:,} {'Darshan log' if kind == 'darshan' else kind}s"
+                     for kind, r in res["kinds"].items())
     dates = sorted({r.get("date") or res["machine"]["date"] for r in res["kinds"].values()})
     m = res["machine"]
-    return (f"{inputs:,} damaged traces, models and cluster files ({each}): "
+    return (f"{inputs:,} damaged traces, models, cluster files and Darshan logs ({each}): "
             f"{plural(total['traceback'], 'traceback')}, {plural(total['hang'], 'hang')}, "
+            f"{plural(total['crash'], 'crash', 'es')}, "
             f"{plural(total['refused without naming the file'], 'refusal')} not naming the file. "
             f"{m['cpu']}, {m['cores']} cores; {', '.join(dates)}.")
 
@@ -151,7 +169,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--inputs", type=int, default=100_000, help="inputs per reader (default: %(default)s)")
     ap.add_argument("--seconds", type=float, default=20, help="a command past this has hung (default: %(default)s)")
-    ap.add_argument("--kinds", default="trace,model,cluster")
+    ap.add_argument("--kinds", default="trace,model,cluster,darshan")
     ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes (default: the cores, %(default)s)")
     ap.add_argument("--memory-gib", type=int, default=4, help="each worker's memory limit (default: %(default)s)")
     ap.add_argument("--render", action="store_true",
@@ -161,13 +179,16 @@ def main():
         return publish(json.loads(RESULTS.read_text()))
     if args.inputs < 1 or args.jobs < 1:
         ap.error("--inputs and --jobs: at least 1")
-    bad = set(args.kinds.split(",")) - {"trace", "job", "model", "cluster"}
+    kinds = args.kinds.split(",")
+    bad = set(kinds) - {"trace", "job", "model", "cluster", "darshan"}
     if bad:
-        ap.error(f"--kinds: {', '.join(sorted(bad))}: expected trace, job, model and/or cluster")
+        ap.error(f"--kinds: {', '.join(sorted(bad))}: expected trace, job, model, cluster and/or darshan")
     with tempfile.TemporaryDirectory(prefix="iomodel-fuzz-") as tmp:
         work = Path(tmp)
-        traces, jobs, model = real_traces(work)
-        sources = {"trace": traces, "job": jobs, "model": [model, MODEL], "cluster": CLUSTERS}
+        # the traces and their model are made under mpirun: only for the kinds that use them
+        traces, jobs, model = real_traces(work) if set(kinds) - {"darshan"} else ([], [], None)
+        sources = {"trace": traces, "job": jobs, "model": [model, MODEL], "cluster": CLUSTERS,
+                   "darshan": darshan_logs() if "darshan" in kinds else []}
         res = {"machine": machine(), "seconds": args.seconds, "kinds": {}}
         # a run of some readers keeps the others' results (each with its own date)
         try:
@@ -175,7 +196,7 @@ def main():
             res["kinds"] = {k: v for k, v in before.get("kinds", {}).items() if v.get("date")}
         except (OSError, ValueError):
             pass
-        for kind in args.kinds.split(","):
+        for kind in kinds:
             res["kinds"][kind] = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
                                              jobs=args.jobs, memory_gib=args.memory_gib),
                                   "date": res["machine"]["date"]}

@@ -1,9 +1,10 @@
 """Hostile inputs for iomodel's readers, and how a command took each one.
 
-Three readers take files a user may have been sent: the trace reader (a
-directory of rank files), the model loader (JSON) and the cluster loader
-(YAML). Each mutator below turns a real input into a damaged one, driven by a
-random.Random, so that a seed gives the same input again:
+Four readers take files a user may have been sent: the trace reader (a
+directory of rank files), the model loader (JSON), the cluster loader (YAML)
+and the Darshan log reader (PyDarshan). Each mutator below turns a real input
+into a damaged one, driven by a random.Random, so that a seed gives the same
+input again:
 
 - traces: a header field, a chunk header field or a word of a chunk's payload
   set to an edge value with the chunk's checksum computed again (the damage
@@ -11,13 +12,20 @@ random.Random, so that a seed gives the same input again:
   short, rank files deleted, emptied or copied;
 - models: a value replaced by another JSON value, a key removed or added, a
   list emptied or grown, the text cut or a byte changed;
-- cluster files: the same on the YAML document, and text-level damage.
+- cluster files: the same on the YAML document, and text-level damage;
+- Darshan logs: a header field, bytes of a compressed region, regions lost or
+  swapped, the file cut short, or a region inflated, damaged (edge values,
+  cut, grown, text made not UTF-8) and deflated again with the header's map
+  made good (the damage zlib's checksum cannot see).
 
 `outcome()` runs the iomodel commands a user would run on the input, in this
-process, and says how they took it: "accepted", "refused" (exit 2 and one
-message naming the file), "refused without naming the file", "traceback" (an
-internal error: exit 70, or an exception main() let through) or "hang" (past
-the time limit). bench/fuzz.py runs many; tests/test_fuzz.py a fixed few.
+process (Darshan logs: in a process of its own, `iomodel` as a user runs it,
+so that a crash of a C library, even at exit, is seen), and says how they
+took it: "accepted", "refused" (exit 2 and one message naming the file),
+"refused without naming the file", "traceback" (an internal error: exit 70,
+or an exception main() let through), "hang" (past the time limit) or
+"crash" (killed by a signal). bench/fuzz.py runs many; tests/test_fuzz.py a
+fixed few.
 """
 import contextlib
 import copy
@@ -29,6 +37,8 @@ import re
 import shutil
 import signal
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -40,7 +50,7 @@ HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 EDGES = [0, 1, 2, 7, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000,
          0xFFFFFFFF, 2 ** 32, 2 ** 62, 2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1]
-OUTCOMES = ("accepted", "refused", "refused without naming the file", "traceback", "hang")
+OUTCOMES = ("accepted", "refused", "refused without naming the file", "traceback", "hang", "crash")
 
 
 class Hang(BaseException):
@@ -407,15 +417,30 @@ def run_command(argv, seconds):
     return rc, err.getvalue()
 
 
-def outcome(commands, name, seconds=20):
+def run_process(argv, seconds):
+    """(exit code, stderr) of `iomodel ARGV` run as a process of its own; exit
+    code None for a hang, negative for a signal."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", "iomodel", *map(str, argv)], capture_output=True,
+                              text=True, timeout=seconds, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        return None, (e.stderr or b"").decode(errors="replace")
+    return proc.returncode, proc.stderr
+
+
+def outcome(commands, name, seconds=20, run=run_command):
     """How the commands took one input (the worst of them), and the first
     message of that kind: (outcome, argv, message)."""
     worst = ("accepted", None, "")
     for argv in commands:
-        rc, msg = run_command(argv, seconds)
+        rc, msg = run(argv, seconds)
+        last = msg.strip().splitlines()[-1] if msg.strip() else ""
         if rc is None:
             kind = "hang"
-        elif rc == 70:
+        elif rc < 0:
+            kind = "crash"
+            last = f"killed by {signal.Signals(-rc).name}" + (f" after: {last}" if last else "")
+        elif rc == 70 or (rc and "Traceback (most recent call last)" in msg):
             kind = "traceback"
         elif rc == 0:
             kind = "accepted"
@@ -424,7 +449,7 @@ def outcome(commands, name, seconds=20):
         else:
             kind = "refused without naming the file"
         if OUTCOMES.index(kind) > OUTCOMES.index(worst[0]):
-            worst = (kind, argv, msg.strip().splitlines()[-1] if msg.strip() else "")
+            worst = (kind, argv, last)
     return worst
 
 
@@ -438,23 +463,33 @@ def model_commands(model, work):
             ["predict", model, "--vc", "vc3"], ["compare", model, "--vc", "vc1", "vc4"]]
 
 
+def darshan_commands(log, work):
+    return [["analyze", log, "-o", Path(work) / "fuzz-model.json", "-q"]]
+
+
 def cluster_commands(cluster, model, work):
     return [["predict", model, "--vc", cluster], ["ior", model, "--vc", cluster],
             ["compare", model, "--vc", cluster, "vc1"]]
 
 
 def fuzz(kind, seeds, source, work, seconds=20, model=None):
-    """Run inputs seeds (an iterable of ints) of one kind ("trace", "model",
-    "cluster") made from `source` (a trace directory, a model file or a cluster
-    file); yields (seed, outcome, argv, message) for each."""
+    """Run inputs seeds (an iterable of ints) of one kind ("trace", "job",
+    "model", "cluster", "darshan") made from `source` (a trace directory, a
+    model file, a cluster file or a Darshan log); yields (seed, outcome, argv,
+    message) for each."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    text = None if kind in ("trace", "job") else Path(source).read_text()
+    text = None if kind in ("trace", "job", "darshan") else Path(source).read_text()
+    run = run_command
     for seed in seeds:
         rnd = random.Random(seed)
         if kind in ("trace", "job"):
             target = mutate_trace(source, work / "trace", rnd)
             commands = trace_commands(target, work)
+        elif kind == "darshan":
+            target = work / "log.darshan"
+            target.write_bytes(mutate_darshan(Path(source).read_bytes(), rnd))
+            commands, run = darshan_commands(target, work), run_process
         elif kind == "model":
             target = work / "model.json"
             target.write_bytes(mutate_model(text, rnd))
@@ -463,4 +498,4 @@ def fuzz(kind, seeds, source, work, seconds=20, model=None):
             target = work / "cluster.yaml"
             target.write_bytes(mutate_cluster(text, rnd))
             commands = cluster_commands(target, model, work)
-        yield (seed, *outcome(commands, target, seconds))
+        yield (seed, *outcome(commands, target, seconds, run))

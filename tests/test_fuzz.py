@@ -1,8 +1,9 @@
 """The fuzz harness of bench/fuzzing.py, a fixed few inputs per reader: every
-damaged trace, model and cluster file is either accepted or refused with one
-message naming it, never a traceback or a hang.  Seeds come from hypothesis,
-derandomized, so a run is the same every time; bench/fuzz.py runs 10^5 a
-reader (bench/results/fuzz.json)."""
+damaged trace, model, cluster file and Darshan log is either accepted or
+refused with one message naming it, never a traceback, a hang or a crash.
+Seeds come from hypothesis, derandomized, so a run is the same every time;
+bench/fuzz.py runs 10^5 a reader (bench/results/fuzz.json)."""
+import json
 import os
 import subprocess
 import sys
@@ -45,6 +46,52 @@ def seeds(build_dir, tmp_path_factory):
 def check(kind, seed, source, work, model=None):
     ((_, result, argv, message),) = fuzzing.fuzz(kind, [seed], source, work, seconds=30, model=model)
     assert result in ("accepted", "refused"), f"seed {seed}: {result} in iomodel {argv}: {message}"
+
+
+DARSHAN = ROOT / "tests" / "fixtures" / "darshan"
+DARSHAN_INPUTS = 40     # each an `iomodel analyze` of its own: about a minute on 2 cores
+
+
+def test_darshan_logs(tmp_path):
+    """Damaged Darshan logs of Darshan 3.5.0 (MPI-IO and POSIX with DXT, stdio
+    without) and of 3.1 and 3.2 (the PyDarshan wheel's), through `iomodel
+    analyze` as a process of its own, so that a crash of libdarshan-util even
+    at exit would count."""
+    import darshan.log_utils
+    logs = [DARSHAN / f"{n}.darshan" for n in ("ior_mpiio_e", "posix_fpp", "rank0_writer_stdio")] + \
+        [darshan.log_utils.get_log_path(n) for n in ("ior_hdf5_example.darshan", "dxt.darshan")]
+
+    @settings(max_examples=DARSHAN_INPUTS, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(0, 2 ** 32 - 1), st.integers(0, len(logs) - 1))
+    def one(seed, which):
+        check("darshan", seed, logs[which], tmp_path / "d")
+    one()
+
+
+@pytest.mark.parametrize("name", ["ior_mpiio_e.darshan", "posix_fpp.darshan"])
+def test_darshan_region_editing_keeps_a_real_log_whole(tmp_path, name):
+    """darshan_layout's regions of a real log (format 3.41) tile the file after
+    its header, and every region inflated and deflated again (join_darshan,
+    the harness's edits made good) gives a log whose model is the real one's:
+    the header's map the harness writes is the one libdarshan-util reads."""
+    data = (DARSHAN / name).read_bytes()
+    size, fields, regions = fuzzing.darshan_layout(data)
+    assert size == 1328 and regions[0][:2] == ["job", 1328]
+    assert [r[1] for r in regions[1:]] == [r[1] + r[2] for r in regions[:-1]]
+    assert regions[-1][1] + regions[-1][2] == len(data)
+    raw = {r[0]: fuzzing.inflate(data[r[1]:r[1] + r[2]]) for r in regions}
+    again = fuzzing.join_darshan(data, size, regions, raw)
+    assert again != data            # deflated again: other bytes
+    models = []
+    for label, content in (("real", data), ("again", again)):
+        log, out = tmp_path / f"{label}.darshan", tmp_path / f"{label}.json"
+        log.write_bytes(content)
+        subprocess.run(IOMODEL + ["analyze", str(log), "-o", str(out), "-q"], check=True, timeout=120)
+        m = json.loads(out.read_text())
+        m["source"]["path"] = None
+        models.append(m)
+    assert models[0] == models[1]
 
 
 def test_traces(seeds):
