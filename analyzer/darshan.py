@@ -229,11 +229,11 @@ def _read(path):
             log.update(dxt=dxt, counters={counted: _counters(report, counted, COUNTED[counted])})
             ids = {int(i) for seg, _ in dxt.values() if seg is not None for i in np.unique(seg["id"])}
             log["names"] = {i: report.name_records[i] for i in ids if i in report.name_records}
-    except RuntimeError as e:
-        if str(e) == "Failed to open file.":        # libdarshan-util refused it, saying why
-            return {"unopened": True}
-        raise _pydarshan_error(path, e) or e
-    except (ValueError, LookupError, TypeError, ArithmeticError, AttributeError) as e:
+    except MemoryError:
+        raise
+    except Exception as e:                      # noqa: BLE001 - PyDarshan's, or ours (raised again)
+        if isinstance(e, RuntimeError) and str(e) == "Failed to open file.":
+            return {"unopened": True}           # libdarshan-util refused it, saying why
         raise _pydarshan_error(path, e) or e
     return log
 

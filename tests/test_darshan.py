@@ -520,6 +520,22 @@ def test_a_string_of_the_log_not_utf8_is_refused_naming_the_file(tmp_path, regio
                            f"UTF-8 text (byte 0xff at {at}): is it damaged?\n")
 
 
+def test_a_job_start_time_out_of_range_is_refused_naming_the_file(tmp_path):
+    """ior_mpiio_e.darshan with the job's start time (the job region's second
+    int64, after the uid) set to 2^62 s: PyDarshan makes a datetime of it,
+    which the C library refuses with an OSError (EOVERFLOW), and iomodel said
+    only "[Errno 75] Value too large for defined data type"."""
+    def edit(raw):
+        struct.pack_into("<q", raw, 8, 2 ** 62)
+    bad = tmp_path / "bad.darshan"
+    bad.write_bytes(edited(log_path("ior_mpiio_e.darshan").read_bytes(), "job", edit))
+    proc, out = analyze_cli(bad, tmp_path)
+    assert (proc.returncode, proc.stdout, out.exists()) == (2, "", False)
+    assert proc.stderr == (f"iomodel: error: {bad}: the Darshan log could not be read: PyDarshan failed in "
+                           f"read_metadata (OSError: [Errno 75] Value too large for defined data type): "
+                           f"is it damaged?\n")
+
+
 def expanded(tmp_path, writes):
     """ior_posix_shared_e.darshan with its first DXT_POSIX record (module 10;
     rank 0's, 8 writes and 8 reads) holding `writes` copies of its first write
