@@ -37,9 +37,12 @@ class ChildBug(Exception):
 
 
 def _address_space():
-    """This process's address space (VmSize), in bytes."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    """This process's address space (VmSize), in bytes; None where /proc does not say."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _limit(kind, value):
@@ -66,7 +69,9 @@ def _child(conn, out_fd, fn, args, seconds, memory):
     _die_with_parent()
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_CPU, int(seconds) + 2)
-    _limit(resource.RLIMIT_AS, _address_space() + memory)
+    space = _address_space()
+    if space is not None:
+        _limit(resource.RLIMIT_AS, space + memory)
     try:
         msg = ("value", fn(*args))
     except MemoryError:
@@ -116,7 +121,7 @@ def run_contained(fn, args=(), *, seconds, memory):
             mine.close()
         said = _said(out)
     if late:
-        raise ChildFailed(f"the reader took more than {seconds:g} s", said)
+        raise ChildFailed(f"the reader took more than {seconds:.3g} s", said)
     if msg is None:
         code = p.exitcode
         if code == -signal.SIGXCPU:
