@@ -62,3 +62,25 @@ def test_the_readme_summary_counts_each_vc():
         "",
         "VCs ranked by I/O time as measured: 2 / 1 of 2 (application, size) pairs. np 2; AMD EPYC, "
         "2 cores, Linux 6.1, Open MPI 4.1.4; 2026-12-01, code abc1234."]
+
+
+def test_leave_one_out_verdicts():
+    """bench/accuracy_corrections.py's verdicts on rows made by hand: a row whose
+    error is -2% with `ops` and +30% without (runs spread 5%) is made better
+    (28 points gained, more than the spread); one at +12% with and +4% without
+    (spread 3%) worse; one at +5% with and +3% without (spread 10%) within its
+    spread; one that moves by 0.2% (1.002 times) is not changed."""
+    spec2 = importlib.util.spec_from_file_location("accuracy_corrections", ROOT / "bench" / "accuracy_corrections.py")
+    corr = importlib.util.module_from_spec(spec2)
+    spec2.loader.exec_module(corr)
+    row = lambda app, e, w, s: {"app": app, "size": "s", "vc": "disk", "spread": s, "error": e,  # noqa: E731
+                                "without": {"ops": w}}
+    table = {"source": "abc", "corrections": {"ops": "..."},
+             "rows": [row("a", -0.02, 0.30, 0.05), row("b", 0.12, 0.04, 0.03), row("c", 0.05, 0.03, 0.10),
+                      row("d", 0.10, 1.10 / 1.002 - 1, 0.0)]}
+    v = corr.verdicts(table)["ops"]
+    assert (v["better"], v["worse"], v["within"]) == (1, 1, 1)
+    assert [(x["app"], x["effect"]) for x in v["changed"]] == [("a", "better"), ("b", "worse"), ("c", "within")]
+    lines = corr.render(table).splitlines()
+    assert lines[2] == "| `ops` | 3 | 1 | 1 | 1 |"
+    assert "| `ops` | a | s | disk | -2.0% | +30.0% | 5.0% |" in lines
