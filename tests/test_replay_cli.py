@@ -599,9 +599,9 @@ def test_replay_as_modelled_uses_the_phases_offsets_and_gaps(traced, local_vc, t
 def test_replay_as_modelled_computes_between_a_phases_operations(traced, local_vc, tmp_path):
     """ior_like contiguous at 2 ranks: one write phase of 8 operations per rank
     (iop 1, rep 8) and one read of one.  As modelled, the write's run gets
-    --iomodel.think, the phase's span less its time in calls over the 7 gaps
-    between a rank's operations (the replayer's test checks what it does); the
-    read, one operation per rank, gets none."""
+    --iomodel.think, the most a rank computed between its operations
+    (compute_s: none of them in progress) over its 7 gaps (the replayer's test
+    checks what it does); the read, one operation per rank, gets none."""
     from iomodel.replay.ior import ior_invocations
     from iomodel.replay.runner import modelled_options
     r = traced("ior_like", 2, "contiguous")
@@ -610,8 +610,8 @@ def test_replay_as_modelled_computes_between_a_phases_operations(traced, local_v
     m = json.loads(mpath.read_text())
     w, rd = m["phases"]
     assert (w["operation"], w["iop"], w["rep"], rd["operation"], rd["rep"]) == ("write", 1, 8, "read", 1)
-    think = (w["duration_s"] - w["io_time_s"]) / 7
-    assert think > 0
+    think = w["compute_s"] / 7
+    assert 0 < think < (w["duration_s"] - w["io_time_s"]) / 7 + 1e-9
     opts = {inv.operation: modelled_options(m, inv) for inv in ior_invocations(m)}
     assert opts["write"][-1] == f"--iomodel.think={think:.6f}"
     assert not any(o.startswith("--iomodel.think") for o in opts["read"])
