@@ -29,9 +29,9 @@ JOB_HEADER = struct.Struct("<8sIIIIQ")    # magic, version, header size, nranks,
 JOB_ENTRY = struct.Struct("<QQIIQ")       # offset, size, encoding, reserved, raw size
 ENC_RAW, ENC_PLANES, ENC_PLANES_ZSTD = 0, 1, 2
 ZSTD_FRAME = 4 << 20                      # raw bytes per zstd frame (tracer/jobfile.c)
-# raw bytes an image's compressed byte may stand for: about 4 times the densest
-# trace measured (100,000 0-byte writes: 0.24 B an event of 32, 135 to 1;
-# bench/results/trace-bytes.json); a larger claim is a bomb, not a trace
+# raw bytes an image's compressed byte may stand for: several times the densest
+# trace measured (100,000 0-byte writes: 0.24 to 0.41 B an event of 32, 135 to
+# 78 to 1; bench/results/trace-bytes.json); a larger claim is a bomb, not a trace
 MAX_RATIO = 512
 ZSTD_LEVEL = 3
 FRAME_HEAD = struct.Struct("<II")         # a zstd frame's compressed and raw sizes
