@@ -4,15 +4,20 @@
                                        [--gluster-runs 5] [--launch-each]
                                        [--disk-mibps 60] [--gluster-rate 300mbit]
                                        [--gluster2-rate 100mbit] [--apps A,B] [--no-readme]
-                                       [--keep] [--resume WORKDIR]
+                                       [--bt-classes S,W] [--vendor DIR] [--keep] [--resume WORKDIR]
+    .venv/bin/python bench/accuracy.py --check-builds [--apps A,B] [--resume WORKDIR]
     .venv/bin/python bench/accuracy.py --render RUN.json [--combine RUN2.json,...] [-o OUT] [--no-readme]
 
 For each testbed VC it can start (tmpfs: a work dir in /dev/shm; the throttled
 disk, testbed/disk, mounted sync; GlusterFS with one data server behind a shaped
 link, and with two, testbed/gluster), it characterizes the VC once (a small
-sweep, np 1 and --np, each point also with one operation per process, and the shared
-points of --np also through views of pieces; every point --repeat times, the median). Then for each
-(app, size) below it traces the application once on tmpfs (the home cluster),
+sweep, np 1 and every application's ranks, each point also with one operation per
+process, and the shared points also through views of pieces; every point --repeat
+times, the median). Then for each (app, size) of bench/accuracy_apps.py (six
+examples at --np ranks; NAS BT-IO full and simple, class S and W, and S3D-IO
+blocking and nonblocking at 32^3 and 50^3, 4 ranks, built from ../shared/vendor
+into the work directory, and recorded as missing, and why, where they cannot be)
+it traces the application once on tmpfs (the home cluster),
 analyzes it, and for every VC: predicts offline from the VC's profile
 (predicted_io_time_s; on the Gluster VCs, with rereads read from the servers instead
 of the client's cache too: predicted_uncached_io_time_s), predicts from a replay of the model on the VC
@@ -59,43 +64,17 @@ from pathlib import Path
 
 from iomodel.replay.host import steal_s, stolen_since, until_calm
 import machine_info
+from accuracy_apps import BT_CLASSES, NP, VENDOR, app_cmd, app_table, build, missing_rows, row_key
 from accuracy_render import publish, render
 from accuracy_score import combine, err, measure_row, record_again, score, worst_error
 
 ROOT = Path(__file__).resolve().parent.parent
 IOMODEL = [str(ROOT / ".venv" / "bin" / "iomodel")]
-PYTHON = str(ROOT / ".venv" / "bin" / "python")
-NP = 2          # ranks of every application run (--np): one per core of this 2-core machine
 MiB = 1 << 20
 # seconds a VC's characterization may take per repetition of its points (gluster2,
 # two servers behind 100 Mbit/s links, took 1200 s with one and 4856 s with three before
 # --one-stripe added about 100 points a pass)
 CHAR_TIMEOUT = 2400
-
-# (app, size label, program, args after OUTDIR): six example applications (BT-IO-like,
-# S3D-IO-like, file per process, random access, an mpi4py program, a solver), two
-# problem sizes each, NP ranks
-APPS = [
-    ("btio_like", "32^3x8", "btio_like", ["32", "32", "32", "8"]),
-    ("btio_like", "48^3x6", "btio_like", ["48", "48", "48", "6"]),
-    ("s3d_like", "32^3", "s3d_like", ["blocking", "32", "32", "32"]),
-    ("s3d_like", "48^3", "s3d_like", ["blocking", "48", "48", "48"]),
-    ("fpp_io", "64KiBx16", "fpp_io", ["65536", "16"]),
-    ("fpp_io", "256KiBx16", "fpp_io", ["262144", "16"]),
-    ("random_io", "16KiBx64", "random_io", ["16384", "64"]),
-    ("random_io", "16KiBx256", "random_io", ["16384", "256"]),
-    ("py_io", "256KiBx8", "py_io", ["256", "8"]),
-    ("py_io", "1MiBx8", "py_io", ["1024", "8"]),
-    # a solver computing between its collective dumps (ADI sweeps, 10 steps a dump:
-    # about 0.2 s and 0.6 s between dumps here); expected model: tests/test_analyzer.py
-    ("solver_like", "48^3x4", "solver_like", ["48", "48", "48", "4", "10"]),
-    ("solver_like", "64^3x4", "solver_like", ["64", "64", "64", "4", "10"]),
-]
-PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
-            "s3d_like": ROOT / "tests" / "programs" / "s3d_like.c",
-            "fpp_io": ROOT / "examples" / "fpp_io.c",
-            "random_io": ROOT / "examples" / "random_io.c",
-            "solver_like": ROOT / "examples" / "solver_like.c"}
 
 
 # The Open MPI settings of every run here (applications, profiles, replays).
@@ -107,16 +86,15 @@ PROGRAMS = {"btio_like": ROOT / "examples" / "btio_like.c",
 MPI_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ob1"}
 
 
-def mpirun(np):
-    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(np)]
-
-
-def char_args(np, repeat):
+def char_args(nps, repeat, job_np=None):
+    """The sweep of every VC: at 1 and each application's ranks (nps); job_np:
+    characterize's --job-np where it is not the largest."""
     # --repeat: a point's time is the median of its repetitions, as a replay's and the
     # applications' are (one 7 ms tmpfs write ranged 6.3-8.4 ms over 42 repetitions);
     # passes over the whole sweep, not repetitions back to back
-    return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", f"1,{np}", "--ops", "write,read,reread",
-            "--access", "shared,unique", "--collective", "collective,independent", "--bytes", "16m",
+    return ["--sizes", "512,4k,16k,64k,256k,1m,4m,16m", "--np", ",".join(map(str, nps)),
+            "--ops", "write,read,reread", "--access", "shared,unique",
+            "--collective", "collective,independent", "--bytes", "16m",
             # pieces of 128 KiB too: a FUSE client sends at most 128 KiB per request, and on
             # the Gluster VCs views of smaller pieces cost 0.9 to 1.15 times contiguous
             # transfers while pieces from 128 KiB on cost about the same (docs/accuracy.md,
@@ -142,7 +120,18 @@ def char_args(np, repeat):
             # no --random: on the testbed's disk random_io's writes cost the same in a random
             # order as in order (bench/random_order.py; docs/accuracy.md, "Random order
             # costs nothing on the disk")
-            ]
+            # the shared independent points of fewer processes than the largest (an
+            # application's header by rank 0) launched in a job of the examples' ranks,
+            # as with them alone: S3D-IO's header is then measured with 2 processes
+            # holding the file, not its 4
+            *(["--job-np", str(job_np)] if job_np else [])]
+
+
+def sweep_nps(apps, np):
+    """characterize's --np and --job-np for these apps: 1 and every app's ranks;
+    --job-np the examples' ranks where the paper's take more."""
+    nps = sorted({1, *(a.ranks(np) for a in apps)})
+    return nps, (np if np in nps and max(nps) > np else None)
 
 
 def code_version():
@@ -171,11 +160,11 @@ def stolen(fn, *args, **kw):
 STEAL_PAUSE_S = 10
 
 
-def sh(cmd, env, timeout=900, check=True, log=None):
+def sh(cmd, env, timeout=900, check=True, log=None, cwd=None):
     t0 = time.monotonic()
     # a session of its own: on a timeout the whole group goes (the mpirun and ranks of an
     # iomodel command too, which would otherwise keep the VC's mount busy for its stop)
-    with subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE,
+    with subprocess.Popen([str(c) for c in cmd], env=env, stdout=subprocess.PIPE, cwd=cwd,
                           stderr=subprocess.PIPE, text=True, start_new_session=True) as p:
         try:
             out, errs = p.communicate(timeout=timeout)
@@ -195,7 +184,8 @@ def sh(cmd, env, timeout=900, check=True, log=None):
             raise
     p = subprocess.CompletedProcess(p.args, p.returncode, out, errs)
     if log is not None:
-        log.write(f"$ {' '.join(map(str, cmd))}  [{time.monotonic() - t0:.1f} s, rc {p.returncode}]\n"
+        where = f"(in {cwd}) " if cwd else ""
+        log.write(f"$ {where}{' '.join(map(str, cmd))}  [{time.monotonic() - t0:.1f} s, rc {p.returncode}]\n"
                   f"{p.stdout[-3000:]}{p.stderr[-3000:]}\n")
         log.flush()
     if check and p.returncode != 0:
@@ -289,26 +279,21 @@ class VC:
         return sh(cmd, self.env, **kw)
 
 
-def app_cmd(bindir, prog, outdir, args, np):
-    if prog == "py_io":
-        return [*mpirun(np), PYTHON, ROOT / "examples" / "py_io.py", outdir, *args]
-    return [*mpirun(np), bindir / prog, outdir, *args]
-
-
-def trace_and_model(runner, cmd, tdir, mpath, log):
-    """The application traced and its model: (model, wall_s, steal_s) of the traced run."""
+def trace_and_model(runner, cmd, tdir, mpath, log, cwd=None):
+    """The application traced (in directory cwd) and its model: (model, wall_s,
+    steal_s) of the traced run."""
     shutil.rmtree(tdir, ignore_errors=True)
-    _, wall, st = stolen(runner, [*IOMODEL, "trace", "-o", tdir, "--", *cmd], log=log)
+    _, wall, st = stolen(runner, [*IOMODEL, "trace", "-o", tdir, "--", *cmd], log=log, cwd=cwd)
     sh([*IOMODEL, "analyze", tdir, "-o", mpath, "-q"], os.environ, log=log)
     return json.loads(Path(mpath).read_text()), wall, st
 
 
-def reuse_or_trace(runner, cmd, tdir, mpath, log, resume):
-    """trace_and_model, or with --resume the model a run before made (its wall time
-    and steal unknown)."""
+def reuse_or_trace(runner, cmd_cwd, tdir, mpath, log, resume):
+    """trace_and_model of app_cmd's (command, directory), or with --resume the
+    model a run before made (its wall time and steal unknown)."""
     if resume and Path(mpath).is_file():
         return json.loads(Path(mpath).read_text()), None, None
-    return trace_and_model(runner, cmd, tdir, mpath, log)
+    return trace_and_model(runner, cmd_cwd[0], tdir, mpath, log, cwd=cmd_cwd[1])
 
 
 def set_aside(work, *paths, what):
@@ -352,7 +337,7 @@ def remeasure(result, work):
     for r in result["rows"]:
         if r.get("error"):
             continue
-        key = f"{r['app']}-{r['size']}".replace("^", "").replace(" ", "")
+        key = row_key(r["app"], r["size"])
         model(work / f"{key}.home.trace")       # what --repredict predicts from
         measure_row(r, [model(t) for t in sorted(work.glob(f"{key}.{r['vc']}.*.trace"),
                                                  key=lambda t: int(t.suffixes[-2][1:]))])
@@ -374,7 +359,7 @@ def repredict(result, work):
     for r in result["rows"]:
         if r.get("error"):
             continue
-        key = f"{r['app']}-{r['size']}".replace("^", "").replace(" ", "")
+        key = row_key(r["app"], r["size"])
         yaml = work / "vc" / r["vc"] / f"testbed-{r['vc']}.yaml"
         name = next(l.split(":", 1)[1].strip() for l in yaml.read_text().splitlines() if l.startswith("name:"))
         own = work / f"char-for-{r['vc']}-{key}" / "profile.parquet"      # own_computing_points'
@@ -431,6 +416,32 @@ def recheck(vc, work, char, timeout, homes, rows, profiles, log):
     print(f"[{vc.name}] characterized again in {time.monotonic() - t0:.0f} s", flush=True)
 
 
+def check_builds(apps, progs, why, env, np, log):
+    """--check-builds: each application that built run once, untraced, in a
+    directory in /dev/shm at its ranks, and the files it wrote there; the number
+    missing, failed or writing nothing."""
+    bad = 0
+    for a in apps:
+        if a.prog in why:
+            print(f"{a.app} {a.size}: MISSING, {why[a.prog]}", flush=True)
+            bad += 1
+            continue
+        d = Path(tempfile.mkdtemp(prefix="iomodel-acc-check-", dir="/dev/shm"))
+        try:
+            cmd, cwd = app_cmd(progs, a, d, np)
+            t0 = time.monotonic()
+            p = sh(cmd, env, check=False, log=log, cwd=cwd)
+            files = sorted(f for f in d.rglob("*") if f.is_file())
+            print(f"{a.app} {a.size}: np {a.ranks(np)}{f', in {cwd}' if cwd else ''}, exit {p.returncode}, "
+                  f"{time.monotonic() - t0:.1f} s, wrote "
+                  + (", ".join(f"{f.relative_to(d)} ({f.stat().st_size} B)" for f in files) or "nothing"),
+                  flush=True)
+            bad += p.returncode != 0 or not files
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    return bad
+
+
 def main():
     # kill or a scheduler's time limit (SIGTERM) unwinds as Ctrl-C does: the finally
     # blocks end the running command's process group and stop every VC started
@@ -438,10 +449,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vcs", default="tmpfs,disk,gluster,gluster2")
     ap.add_argument("--apps", default=None, help="comma-separated app names (default: all)")
+    ap.add_argument("--bt-classes", default="S,W", help="NPB classes of the BT-IO rows (default: %(default)s)")
+    ap.add_argument("--vendor", type=Path, default=VENDOR,
+                    help="where the archives of NAS BT-IO and S3D-IO are (default: ../shared/vendor beside "
+                         "the checkout); without them their rows are recorded as missing")
+    ap.add_argument("--check-builds", action="store_true",
+                    help="only build the applications (into --resume's work directory, or a new one) and "
+                         "run each (application, size) once, untraced, in /dev/shm at its ranks, listing "
+                         "the files it wrote")
     ap.add_argument("--disk-mibps", type=float, default=60)
     ap.add_argument("--gluster-rate", default="300mbit", help="the one-server Gluster VC's link")
     ap.add_argument("--gluster2-rate", default="100mbit", help="each link of the two-server Gluster VC")
-    ap.add_argument("--np", type=int, default=NP, help="ranks of every application run (default: %(default)s)")
+    ap.add_argument("--np", type=int, default=NP, help="ranks of the example applications' runs (default: "
+                    "%(default)s; NAS BT-IO and S3D-IO run on 4: 2x2, 2x2x1)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each application on each VC (per phase the median), and IOR "
                          "repetitions of each replay and of each profile point (-i, their median)")
@@ -489,6 +509,15 @@ def main():
         ap.error("--combine needs --render")
     if args.steal_retries < 0:
         ap.error(f"--steal-retries {args.steal_retries}: expected 0 or more")
+    classes = args.bt_classes.split(",")
+    if not set(classes) <= set(BT_CLASSES):
+        ap.error(f"--bt-classes {args.bt_classes}: expected some of {','.join(BT_CLASSES)}")
+    table = app_table(classes)
+    unknown = sorted(set(args.apps.split(",")) - {a.app for a in table}) if args.apps else []
+    if unknown:
+        ap.error(f"--apps: no application {', '.join(unknown)} (there are "
+                 f"{', '.join(dict.fromkeys(a.app for a in table))})")
+    apps = [a for a in table if args.apps is None or a.app in args.apps.split(",")]
     if args.render:
         result = json.loads(Path(args.render).read_text())
         if args.combine:
@@ -498,7 +527,7 @@ def main():
         if args.repredict:
             repredict(result, Path(args.repredict))
         return finish(result, args)
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not args.check_builds:
         sys.exit("bench/accuracy.py needs root (loop device, network namespace, FUSE)")
     # the applications' MPI-IO: s3d_like's check of its files with stdio is no part of
     # the workload (and the tracer then records as it did before it followed POSIX)
@@ -511,30 +540,56 @@ def main():
         args.keep = True
     else:
         work = Path(tempfile.mkdtemp(prefix="iomodel-accuracy-", dir="/tmp"))
+    work = work.resolve()        # the paper's applications run in directories of their own
     log = open(work / "log.txt", "a")
     print(f"work dir {work} (log: {work}/log.txt)")
     bindir = work / "bin"
     bindir.mkdir(exist_ok=True)
-    for name, src in PROGRAMS.items():
-        sh(["mpicc", "-O2", "-o", bindir / name, src, "-lm"], env, log=log)
-    apps = [a for a in APPS if args.apps is None or a[0] in args.apps.split(",")]
+    t0 = time.monotonic()
+    progs, why = build(apps, bindir, args.vendor, lambda c, cwd: sh(c, env, log=log, cwd=cwd, timeout=1800))
+    print(f"built in {time.monotonic() - t0:.0f} s")
+
+    def leave(status):      # nothing measured: the work directory goes, unless kept
+        log.close()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        sys.exit(status)
+    if args.check_builds:
+        leave(1 if check_builds(apps, progs, why, env, args.np, log) else 0)
+    missing = missing_rows(apps, why, args.np, args.vcs.split(","))
+    for m in missing:
+        print(f"{m['app']} {m['size']}: not run, {m['why']}", flush=True)
+    apps = [a for a in apps if a.prog not in why]
+    if not apps:
+        leave("bench/accuracy.py: no application to run (" + "; ".join(
+            f"{m['app']} {m['size']}: {m['why']}" for m in missing) + ")")
     vcs = [VC(n, work, env, args) for n in args.vcs.split(",")]
     home = Path(tempfile.mkdtemp(prefix="iomodel-acc-home-", dir="/dev/shm"))
     rows, profiles, t_start = [], {}, time.monotonic()
     try:
         # the home cluster: every app traced once on tmpfs
         homes = {}
-        for app, size, prog, a in apps:
-            key = f"{app}-{size}".replace("^", "").replace(" ", "")
+        for a in apps:
+            key = row_key(a.app, a.size)
             d = home / key
             d.mkdir()
             mpath = work / f"{key}.home.json"
-            m, _, _ = reuse_or_trace(lambda c, **kw: sh(c, env, **kw), app_cmd(bindir, prog, d, a, args.np),
-                                     work / f"{key}.home.trace", mpath, log, args.resume)
-            shutil.rmtree(d, ignore_errors=True)
-            homes[(app, size)] = (key, mpath, m)
-            print(f"home trace {app} {size}: {len(m['phases'])} phases, {m['weight'] / MiB:.2f} MiB, "
-                  f"I/O {m['application']['io_time_s']:.3f} s")
+            try:
+                m, _, _ = reuse_or_trace(lambda c, **kw: sh(c, env, **kw), app_cmd(progs, a, d, args.np),
+                                         work / f"{key}.home.trace", mpath, log, args.resume)
+            except Exception as e:   # the other applications keep their rows
+                missing += missing_rows([a], {a.prog: f"its traced run on tmpfs failed: {str(e)[-600:]}"},
+                                        args.np, args.vcs.split(","))
+                print(f"home trace {a.app} {a.size}: FAILED {str(e)[:300]}", flush=True)
+                continue
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            homes[(a.app, a.size)] = (key, mpath, m)
+            print(f"home trace {a.app} {a.size}: {len(m['phases'])} phases, {m['weight'] / MiB:.2f} MiB, "
+                  f"I/O {m['application']['io_time_s']:.3f} s, np {a.ranks(args.np)}")
+        apps = [a for a in apps if (a.app, a.size) in homes]
+        nps, job_np = sweep_nps(apps, args.np)     # the profiles cover every app's ranks
+        char = char_args(nps, args.repeat, job_np)
         for vc in vcs:
             try:
                 t0 = time.monotonic()
@@ -543,7 +598,7 @@ def main():
                 try:
                     vc.start(log)
                     _, _, char_steal = stolen(vc.run, [*IOMODEL, "characterize", "--vc", vc.yaml, "--backend",
-                                                       "builtin", *char_args(args.np, args.repeat), "-o", cdir],
+                                                       "builtin", *char, "-o", cdir],
                                               log=log, timeout=CHAR_TIMEOUT * args.repeat)
                 except Exception as e:   # the VCs before and after it keep their rows
                     profiles[vc.name] = {"dir": str(cdir), "error": str(e)[-1500:]}
@@ -554,9 +609,11 @@ def main():
                                      "steal_s": None if resumed else char_steal,
                                      **({"resumed": True} if resumed else {})}
                 print(f"[{vc.name}] characterized in {time.monotonic() - t0:.0f} s")
-                for app, size, prog, a in apps:
+                for a in apps:
+                    app, size = a.app, a.size
                     key, mpath, m = homes[(app, size)]
-                    row = {"app": app, "size": size, "vc": vc.name, "np": args.np, "weight_bytes": m["weight"]}
+                    row = {"app": app, "size": size, "vc": vc.name, "np": a.ranks(args.np),
+                           "weight_bytes": m["weight"]}
                     try:
                         profs = ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"]
                         fdir = own_computing_points(vc, m, mpath, work / f"char-for-{vc.name}-{key}", args, log)
@@ -588,7 +645,7 @@ def main():
                             def attempt():
                                 shutil.rmtree(data, ignore_errors=True)
                                 data.mkdir(parents=True)
-                                m_, wall, st = reuse_or_trace(vc.run, app_cmd(bindir, prog, data, a, args.np),
+                                m_, wall, st = reuse_or_trace(vc.run, app_cmd(progs, a, data, args.np),
                                                               tdir, jpath, log, args.resume)
                                 return (m_, wall), wall, st
                             run, st, aside = until_calm(attempt, args.steal_retries, pause=STEAL_PAUSE_S,
@@ -638,7 +695,7 @@ def main():
                         print(f"[{vc.name}] {app} {size}: FAILED {str(e)[:300]}", flush=True)
                     rows.append(row)
                 if vc.name in args.recheck.split(","):
-                    recheck(vc, work, char_args(args.np, args.repeat), CHAR_TIMEOUT * args.repeat, homes, rows, profiles, log)
+                    recheck(vc, work, char, CHAR_TIMEOUT * args.repeat, homes, rows, profiles, log)
             finally:
                 vc.stop(log)
     finally:
@@ -650,7 +707,7 @@ def main():
     mach = machine()
     result = {"machine": mach, "code": code_version(), "vcs": {vc.name: {"yaml": vc.yaml.read_text(), "limit": vc.network}
                                        for vc in vcs},
-              "characterize": {"args": char_args(args.np, args.repeat), **profiles},
+              "characterize": {"args": char, **profiles},
               "mpi_env": MPI_ENV,
               "measured_io_time": "per phase the median over the runs of the phase's io_time_s (the slowest "
                                   "process's time inside the phase's I/O calls; of a collective phase, its calls "
@@ -659,6 +716,7 @@ def main():
               "error": "(x - measured) / measured", "wall_s": round(time.monotonic() - t_start, 1),
               "repeat": args.repeat, "runs": {vc.name: vc.runs for vc in vcs},
               "replay_launches": {vc.name: vc.launches for vc in vcs}, "np": args.np, "rows": rows,
+              "missing": missing,
               **({"resumed": "the work directory of a bench that stopped, its measurements reused "
                              "(wall_s: this run's part)"} if args.resume else {})}
     finish(result, args)

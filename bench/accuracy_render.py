@@ -6,6 +6,7 @@ import statistics
 
 from doc_blocks import put_block
 
+from accuracy_apps import PAPER_APPS
 from accuracy_score import KINDS, STEADY, STEADY_PHASE, again_by, kinds, launches_of_vc, mpi_env_of_vc, spread
 
 MiB = 1 << 20
@@ -14,7 +15,9 @@ STORAGE = {"tmpfs": "tmpfs (memory)", "disk": "a disk throttled by FUSE",
            "gluster": "GlusterFS", "gluster2": "GlusterFS"}
 
 
-def table(rows):
+def table(rows, missing=()):
+    """Every row, then the rows not run (`missing`: the applications that could
+    not be built or traced, the VCs they would have run on and why)."""
     ks = kinds(rows)
     short = {"predicted": "pred", "replayed": "repl", "modelled": "mod"}
     out = ["| app | size | VC | MiB | measured s (span) | runs spread | "
@@ -35,7 +38,50 @@ def table(rows):
                    + "".join(f"{r[f'{k}_io_time_s']:.3f} ({pct(r[f'error_{k}'])}) | " for k in ks)
                    + " / ".join(pct(r[f"worst_phase_error_{k}"]) for k in ks)
                    + f" | {len(r['phases'])} |")
+    for m in missing:
+        out.append(f"| {m['app']} | {m['size']} | {', '.join(m['vcs'])} | | not run: {first_line(m['why'], 60)} | |"
+                   + " |" * (len(ks) + 2))
     return "\n".join(out)
+
+
+def vc_groups(rows):
+    """Per VC (vc, label, rows): the method paper's applications (NAS BT-IO,
+    S3D-IO) apart from the examples, labelled so where the VC has both."""
+    out = []
+    for vc in dict.fromkeys(r["vc"] for r in rows):
+        rs = [r for r in rows if r["vc"] == vc]
+        paper = [r for r in rs if r.get("app") in PAPER_APPS]
+        examples = [r for r in rs if r.get("app") not in PAPER_APPS]
+        if examples:
+            out.append((vc, f"{vc}: examples" if paper else vc, examples))
+        if paper:
+            out.append((vc, f"{vc}: BT-IO, S3D-IO", paper))
+    return out
+
+
+def np_text(result):
+    """'np 2', or with rows of other ranks 'np 2 (bt-io-full, ...: np 4)'."""
+    apps = {}
+    for r in result["rows"] + result.get("missing", []):
+        apps.setdefault(r.get("np") or result.get("np", 4), {})[r.get("app")] = None
+    if len(apps) < 2:
+        return f"np {next(iter(apps), result.get('np', 4))}"
+    first, *others = apps
+    return f"np {first} (" + "; ".join(f"{', '.join(apps[n])}: np {n}" for n in others) + ")"
+
+
+def missing_lines(result):
+    """One sentence per reason rows were not run, naming them and their VCs."""
+    by = {}
+    for m in result.get("missing", []):
+        by.setdefault((m["why"], tuple(m["vcs"])), []).append(f"{m['app']} {m['size']}")
+    return [f"Not run on {', '.join(vcs)}: {', '.join(names)}; {first_line(why, 200)}"
+            for (why, vcs), names in by.items()]
+
+
+def first_line(text, n):
+    """A reason in a table's cell or a sentence: its first line, at most n characters."""
+    return text.strip().splitlines()[0][:n].rstrip(".:")
 
 
 def ranking_lines(rankings):
@@ -65,18 +111,18 @@ def goal_lines(goals):
 
 
 def per_vc_lines(rows):
-    """Per VC, against the time in calls: totals within 5% and 10%, phases within 10%."""
+    """Per VC (the paper's applications apart), against the time in calls: totals
+    within 5% and 10%, phases within 10%."""
     rows = [r for r in rows if not r.get("error")]
     ks = kinds(rows)
     out = ["| VC | totals within 5% | totals within 10% | phases within 10% |", "|---|---|---|---|"]
-    for vc in dict.fromkeys(r["vc"] for r in rows):
-        rs = [r for r in rows if r["vc"] == vc]
+    for _, label, rs in vc_groups(rows):
         ps = [p for r in rs for p in r["phases"]]
 
         def count(items, key, lim):
             return " / ".join(str(sum(abs(x[f"error_{k}"]) <= lim for x in items if x[f"error_{k}"] is not None))
                               for k in key)
-        out.append(f"| {vc} | {count(rs, ks, 0.05)} of {len(rs)} | {count(rs, ks, 0.10)} of {len(rs)} | "
+        out.append(f"| {label} | {count(rs, ks, 0.05)} of {len(rs)} | {count(rs, ks, 0.10)} of {len(rs)} | "
                    f"{count(ps, ks, 0.10)} of {len(ps)} |")
     return "\n".join(out)
 
@@ -163,15 +209,15 @@ def render(result):
     others = f" ({', '.join(f'{vc}: {n}' for vc, n in other.items())})" if other else ""
     vcs_line = "; ".join(f"{k}: {v['limit']}" for k, v in result["vcs"].items())
     g = result["goals"]
-    return (f"{table(result['rows'])}\n\nVC ranking (by I/O time, measured in calls):\n\n"
+    return (f"{table(result['rows'], result.get('missing', []))}\n\nVC ranking (by I/O time, measured in calls):\n\n"
             f"{ranking_lines(result['rankings']['io_time'])}\n\n"
             f"Goals, against the time in calls (`io_time_s`):\n\n{goal_lines(g['io_time'])}\n\n"
             f"Per VC ({' / '.join(KINDS[k] for k in kinds(result['rows']))}):\n\n{per_vc_lines(result['rows'])}\n\n"
             f"and against the phases' spans (`duration_s`):\n\n{goal_lines(g['span'])}\n\n"
             + "".join(f"{line}\n\n" for line in pass_range_lines(result["rows"]) + recheck_lines(result["rows"])
                                          + steal_lines(result["rows"])
-                                         + failed_vc_lines(result)) +
-            f"np {result.get('np', 4)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
+                                         + failed_vc_lines(result) + missing_lines(result)) +
+            f"{np_text(result)} on {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, {mach['mpi']}, "
             f"{mach['glusterfs']}; VCs {vcs_line}; {mach['date']}. "
             f"Measured: per phase the median over {rep}{others} traced runs of the application on the VC of the "
             f"slowest process's time inside the phase's I/O calls, of a collective phase its calls each "
@@ -218,8 +264,7 @@ def summary(result):
     names = " / ".join(KINDS[k].split(" (")[0] for k in ks)
     out = [f"| VC | storage | runs' own spread (median) | totals within 5% ({names}) | "
            "totals within 10% | phases within 10% |", "|---|---|---|---|---|---|"]
-    for vc in dict.fromkeys(r["vc"] for r in rows):
-        rs = [r for r in rows if r["vc"] == vc]
+    for vc, label, rs in vc_groups(rows):
         ps = [p for r in rs for p in r["phases"]]
         spreads = [spread(r) for r in rs if spread(r) is not None]
 
@@ -228,7 +273,7 @@ def summary(result):
                                       for x in items)) for k in ks)
         limit = result["vcs"].get(vc, {}).get("limit", "-")
         what = STORAGE.get(vc, vc) + ("" if limit == "-" else f": {limit}")
-        out.append(f"| {vc} | {what} | "
+        out.append(f"| {label} | {what} | "
                    f"{statistics.median(spreads):.0%} | {count(rs, 0.05)} of {len(rs)} | "
                    f"{count(rs, 0.10)} of {len(rs)} | {count(ps, 0.10)} of {len(ps)} |")
     g = result["goals"]["io_time"]
@@ -236,7 +281,8 @@ def summary(result):
     n = next((g[k]["rankings"] for k in ks if "rankings" in g[k]), 0)
     mach = result["machine"]
     out += ["", f"VCs ranked by I/O time as measured: {ranked} of {n} (application, size) pairs. "
-            f"np {result.get('np', 4)}; {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, "
+            + "".join(f"{line}. " for line in missing_lines(result)) +
+            f"{np_text(result)}; {mach['cpu']}, {mach['cores']} cores, Linux {mach['kernel']}, "
             f"{mach['mpi']}; {mach['date']}" + (f", code {result['code']}" if result.get("code") else "") + "."]
     return "\n".join(out)
 

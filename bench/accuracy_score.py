@@ -233,6 +233,7 @@ def combine(result, paths):
         result["mpi_env_of_vc"] = {**mpi_env_of_vc(result), **mpi_env_of_vc(other)}
         result["replay_launches"] = {**launches_of_vc(result), **launches_of_vc(other)}
         result["rows"] += other["rows"]
+        result["missing"] = result.get("missing", []) + other.get("missing", [])
         result["vcs"].update(other["vcs"])
         result["runs"].update(other.get("runs", {}))
         no_think = set(result["characterize"].get("no_think_vcs", [])) | \
@@ -275,6 +276,8 @@ def only_vcs(result, vcs, path):
     out["vcs"] = {vc: v for vc, v in dict(result["vcs"]).items() if vc in vcs} \
         if isinstance(result["vcs"], dict) else [vc for vc in result["vcs"] if vc in vcs]
     out["rows"] = [r for r in result["rows"] if r["vc"] in vcs]
+    out["missing"] = [{**m, "vcs": [vc for vc in m["vcs"] if vc in vcs]} for m in result.get("missing", [])
+                      if set(m["vcs"]) & set(vcs)]
     out["runs"] = {k: v for k, v in result.get("runs", {}).items() if k in vcs}
     out["replay_launches"] = {k: v for k, v in launches_of_vc(result).items() if k in vcs}
     out["characterize"] = {k: v for k, v in result["characterize"].items() if k == "args" or k in vcs}
