@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ typedef struct {
 
 typedef struct {
     int rank, ntasks, nodes, tpn, rank_offset;
+    int crowded;              /* more tasks on this node than cores: computing yields */
     char began[64], machine[512], platform[512], api_version[64];
 } ctx_t;
 
