@@ -33,6 +33,11 @@ def _umask():
     return old
 
 
+def _cut(name, limit):
+    """At most `limit` bytes of a name, cut between characters."""
+    return name.encode()[:limit].decode(errors="ignore")
+
+
 @contextmanager
 def atomic_path(path):
     """A temporary file to write `path`'s content to (same suffix, so writers
@@ -46,7 +51,10 @@ def atomic_path(path):
     the content is written through it; a directory, a block device, a socket
     or a named pipe nobody reads are refused (OSError naming `path`)."""
     target = _Target(Path(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.final.stem}.", suffix=f".tmp{target.final.suffix}",
+    # the name's start and a short suffix: a long name's temporary one must fit
+    # NAME_MAX (255 bytes) too, with its dots and random letters
+    suffix = target.final.suffix if len(target.final.suffix.encode()) <= 16 else ""
+    fd, tmp = tempfile.mkstemp(prefix=f".{_cut(target.final.stem, 64)}.", suffix=f".tmp{suffix}",
                                dir=target.scratch)
     os.close(fd)
     try:
@@ -87,10 +95,10 @@ class _Target:
             self._write_through(tmp)
             os.unlink(tmp)
             return
-        if self.st is not None:              # the file's own permissions and owner stay
-            os.chmod(tmp, stat.S_IMODE(self.st.st_mode))
-            with suppress(OSError):
+        if self.st is not None:              # the file's own owner and permissions stay
+            with suppress(OSError):          # (chown first: it clears the set-user and set-group bits)
                 os.chown(tmp, self.st.st_uid, self.st.st_gid)
+            os.chmod(tmp, stat.S_IMODE(self.st.st_mode))
         os.replace(tmp, self.final)
 
     def _write_through(self, tmp):

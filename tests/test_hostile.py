@@ -845,6 +845,28 @@ def test_outputs_go_through_devices_and_read_pipes(tmp_path):
     assert blk.is_block_device() and sorted(os.listdir(tmp_path)) == ["blk", "fifo", "null"]
 
 
+def test_an_output_of_the_longest_name_and_one_with_a_set_user_id_bit(tmp_path):
+    """Found by the fuzz bench (bench/fuzz_outputs.py): -o of a 250-byte name
+    (names may have 255) was refused, naming a temporary file of 264 bytes
+    (`.NAME.XXXXXXXX.tmp.json`) the file system would not take; and a file of
+    mode 04755 lost its set-user-ID bit when written again (the owner set
+    after the mode: chown clears that bit).  Now both are written, the mode and
+    owner as they were, no temporary file left."""
+    pytest.importorskip("darshan")
+    long = tmp_path / ("n" * 245 + ".json")                    # 245 + 5 = 250 bytes
+    assert run("analyze", LOG, "-o", long, "-q").returncode == 0
+    assert json.loads(long.read_text())["format"] == "iomodel-model"
+    suid = tmp_path / "suid.json"
+    suid.write_text("old")
+    os.chown(suid, 1, 1)
+    suid.chmod(0o4755)
+    assert run("analyze", LOG, "-o", suid, "-q").returncode == 0
+    st = suid.stat()
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o4755, 1, 1)
+    assert json.loads(suid.read_text())["format"] == "iomodel-model"
+    assert sorted(os.listdir(tmp_path)) == sorted([long.name, "suid.json"])
+
+
 # -------------------------------------------------------------- a long trace directory
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
