@@ -631,7 +631,7 @@ def extrapolate(inputs, np_, size=None, sizes=None, grid=None, grids=None):
         raise ExtrapolationError("--size needs each input's size (--sizes, or --size-arg to read it "
                                  "from the command lines the models recorded)")
     if sizes and len(sizes) != len(inputs):
-        raise ExtrapolationError(f"{len(sizes)} sizes for {len(inputs)} models")
+        raise ExtrapolationError(f"--sizes: {len(sizes)} sizes for {len(inputs)} models")
     if sizes and size is None and len(set(sizes)) > 1:
         raise ExtrapolationError(f"the inputs are at sizes {', '.join(f'{x:g}' for x in sizes)}: give the "
                                  "target's with --size")
@@ -666,8 +666,8 @@ def extrapolate(inputs, np_, size=None, sizes=None, grid=None, grids=None):
     try:
         return validate(model)
     except ModelError as e:
-        raise ExtrapolationError(f"the extrapolated model does not hold together ({e}); the inputs' "
-                                 "laws do not agree at the target") from None
+        raise ExtrapolationError(f"the model extrapolated from {', '.join(job.paths)} does not hold together "
+                                 f"({e}); the inputs' laws do not agree at the target") from None
 
 
 def _assemble(job, phases):
@@ -677,7 +677,7 @@ def _assemble(job, phases):
     app = dict(near["application"], np=job.target[0], hosts={}, run_time_s=None, io_time_s=None)
     app.pop("process_io_time_s", None)
     feats = [m["application"]["features"] for m in job.models]
-    app["features"] = {k: (feats[0][k] if all(f[k] == feats[0][k] for f in feats) else near["features"][k])
+    app["features"] = {k: (feats[0][k] if all(f[k] == feats[0][k] for f in feats) else near["application"]["features"][k])
                        for k in near["application"]["features"]}
     ext = {"from": [{"path": p, "np": n, "size": s, **({"grid": list(g)} if job.grid else {})}
                     for p, n, s, g in zip(job.paths, job.np, job.size, job.grids or job.np)],

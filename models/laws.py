@@ -6,6 +6,7 @@ A law is chosen per parameter from the inputs' values: the simplest one that
 fits them all exactly (integers to within rounding), else, with three or more
 inputs, the one with the smallest largest relative residual (marked not exact).
 """
+import math
 from dataclasses import dataclass
 from fractions import Fraction as F
 
@@ -30,7 +31,10 @@ class Law:
     c0: float = 0.0           # affine: the term that does not scale
 
     def __call__(self, np_, size=1):
-        g = float(np_) ** float(self.a) * float(size) ** float(self.b)
+        try:
+            g = float(np_) ** float(self.a) * float(size) ** float(self.b)
+        except OverflowError:       # past a float's range (a size of 1e-300 to the power -2)
+            g = math.inf
         return self.c0 + self.c1 * g if self.kind != "constant" else self.c1
 
     def __str__(self):
@@ -71,7 +75,8 @@ def fit(nps, sizes, values, integer=True, affine=True, target=None, best=False):
     """The law of `values` (one per input, at nps[i], sizes[i]), or None when
     no law of the family fits exactly and fewer than three inputs (unless
     `best`: measured times, which no law fits exactly) cannot check a best fit.
-    Laws that go negative at `target` (np, size) are not taken."""
+    Laws that go negative or past a float's range at `target` (np, size) are
+    not taken."""
     nps, sizes = np.asarray(nps, float), np.asarray(sizes, float)
     ys = np.asarray(values, float)
     tol = 1.0 + 1e-9 * np.abs(ys) if integer else 1e-9 * np.maximum(np.abs(ys), 1e-12)
@@ -99,8 +104,8 @@ def fit(nps, sizes, values, integer=True, affine=True, target=None, best=False):
                     continue
                 law = Law("affine", float(c1), a, b, float(c0))
             err, rel = _residual(law, nps, sizes, ys)
-            if target is not None and law(*target) < 0:
-                continue
+            if target is not None and not 0 <= law(*target) < math.inf:
+                continue                  # negative, or past a float's range, at the target
             tried.append((rel, law))
             if np.all(err <= tol):
                 exact.append((law, rel, _complexity(a, b)))

@@ -178,6 +178,32 @@ def test_laws():
     assert not f.exact and f.max_residual > 0.5
 
 
+def test_a_law_past_a_floats_range_at_the_target():
+    """Found by the fuzz bench: --size 1e-300 made 400 * s^-2 1e600 at the
+    target, a raw OverflowError (an internal error).  Such a law is not taken,
+    as one that goes negative there: of 100 and 25 at sizes 2 and 4, the
+    affine 175 - 37.5 s (the line through both points: slope -75 / 2) gives
+    175 at s ~ 0."""
+    from fractions import Fraction
+    from iomodel.models.laws import Law
+    assert Law("power", 400.0, Fraction(0), Fraction(-2))(1, 1e-300) == float("inf")
+    assert str(fit([1, 1], [2, 4], [100, 25], target=(1, 4)).law) == "400 * s^-2"
+    f = fit([1, 1], [2, 4], [100, 25], target=(1, 1e-300))
+    assert (str(f.law), round(f.law(1, 1e-300), 6)) == ("175 - 37.5 * s", 175)
+
+
+def test_inputs_whose_features_differ_take_the_nearest_ones():
+    """Found by the fuzz bench: inputs that disagree on a feature (the paper's
+    BT-IO class B at np 4 said to use individual file pointers) ended in
+    KeyError 'features'.  The target takes the nearest input's features
+    (np 16's, for np 64), where they differ."""
+    ins = [(str(PAPER / f"btio-B-{n}.json"), load_model(PAPER / f"btio-B-{n}.json")) for n in (4, 9, 16)]
+    ins[0][1]["application"]["features"]["individual_pointers"] = True
+    ext = extrapolate(ins, 64)
+    assert ext["application"]["features"] == ins[2][1]["application"]["features"]
+    assert ext["application"]["features"]["individual_pointers"] is False
+
+
 def test_what_cannot_be_extrapolated(models):
     b2, b4 = models("btio_like", 2), models("btio_like", 4)
     with pytest.raises(ExtrapolationError, match=r"models differ in structure at run 1 .*btio_like-2-model"
