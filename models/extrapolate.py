@@ -606,9 +606,9 @@ def _check_grids(inputs, np_, grid, grids):
     if grid is None:
         return
     if len(grids) != len(inputs):
-        raise ExtrapolationError(f"{len(grids)} grids for {len(inputs)} models")
+        raise ExtrapolationError(f"--grids: {len(grids)} grids for {len(inputs)} models")
     if len({len(g) for g in [grid, *grids]}) > 1:
-        raise ExtrapolationError("the grids have different numbers of axes (" + ", ".join(
+        raise ExtrapolationError("--grid and the inputs' grids have different numbers of axes (" + ", ".join(
             _grid_text(g) for g in [grid, *grids]) + "): give each with the same axes, fastest-varying first")
     for (path, m), g in zip(inputs, grids):
         if math.prod(g) != m["application"]["np"]:
@@ -676,9 +676,9 @@ def _assemble(job, phases):
     files = _files(job, phases)
     app = dict(near["application"], np=job.target[0], hosts={}, run_time_s=None, io_time_s=None)
     app.pop("process_io_time_s", None)
-    feats = [m["application"]["features"] for m in job.models]
-    app["features"] = {k: (feats[0][k] if all(f[k] == feats[0][k] for f in feats) else near["application"]["features"][k])
-                       for k in near["application"]["features"]}
+    # the nearest input's features: where the inputs differ, as all that no law gives (and a
+    # feature only some inputs name is no reason to stop)
+    app["features"] = dict(near["application"]["features"])
     ext = {"from": [{"path": p, "np": n, "size": s, **({"grid": list(g)} if job.grid else {})}
                     for p, n, s, g in zip(job.paths, job.np, job.size, job.grids or job.np)],
            "np": job.target[0], "size": job.target[1] if len(set(job.size)) > 1 else None,

@@ -195,10 +195,12 @@ def test_a_law_past_a_floats_range_at_the_target():
 def test_inputs_whose_features_differ_take_the_nearest_ones():
     """Found by the fuzz bench: inputs that disagree on a feature (the paper's
     BT-IO class B at np 4 said to use individual file pointers) ended in
-    KeyError 'features'.  The target takes the nearest input's features
-    (np 16's, for np 64), where they differ."""
+    KeyError 'features', and a feature only one input names (the schema takes
+    any) in a KeyError of its name.  The target takes the nearest input's
+    features (np 16's, for np 64)."""
     ins = [(str(PAPER / f"btio-B-{n}.json"), load_model(PAPER / f"btio-B-{n}.json")) for n in (4, 9, 16)]
     ins[0][1]["application"]["features"]["individual_pointers"] = True
+    ins[1][1]["application"]["features"]["explicit_offsets_extra"] = True    # a key the schema lets through
     ext = extrapolate(ins, 64)
     assert ext["application"]["features"] == ins[2][1]["application"]["features"]
     assert ext["application"]["features"]["individual_pointers"] is False
@@ -477,7 +479,8 @@ def test_cli_reads_the_grids_from_the_command_lines(models, tmp_path):
     assert [p["offsets"].get("piece") for p in m["phases"]] == [None, 64] * 5
     assert [x["grid"] for x in m["source"]["extrapolated"]["from"]] == [[2, 1, 1], [2, 2, 1], [2, 2, 2]]
     assert refused(*ins, "--np", "16", "--grid", "4x2", "--grid-args", "8,7,6") == (
-        2, "iomodel: error: the grids have different numbers of axes (4x2, 2x1x1, 2x2x1, 2x2x2): give each "
+        2, "iomodel: error: --grid and the inputs' grids have different numbers of axes (4x2, 2x1x1, 2x2x1, "
+        "2x2x2): give each "
         "with the same axes, fastest-varying first")
     assert refused(*ins, "--np", "16", "--grid", "4x0x2", "--grids", "2x1x1") == (
         2, "iomodel: error: --grid 4x0x2: give the processes along each axis, fastest-varying first, as 4x2x2")
