@@ -29,6 +29,7 @@ fixed few.
 """
 import contextlib
 import copy
+import ctypes
 import io
 import json
 import os
@@ -39,6 +40,8 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -50,7 +53,8 @@ HEADER = struct.Struct("<8sIIiiIiIIQQqQQ128s48s")
 CHUNK = struct.Struct("<IHHQQQQQQ")
 EDGES = [0, 1, 2, 7, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000,
          0xFFFFFFFF, 2 ** 32, 2 ** 62, 2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1]
-OUTCOMES = ("accepted", "refused", "refused without naming the file", "traceback", "hang", "crash")
+OUTCOMES = ("accepted", "refused", "refused without naming the file", "over the limits", "traceback", "hang",
+            "crash", "bypass", "target violation")
 
 
 class Hang(BaseException):
@@ -401,40 +405,87 @@ def time_limit(seconds):
         signal.signal(signal.SIGALRM, old)
 
 
+def _reset_peak():
+    """The process's peak resident memory (VmHWM) set back to what it holds now,
+    once the memory the last command freed is given back to the system (Arrow's
+    pool and malloc keep it otherwise, and the next command would be charged)."""
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+    ctypes.CDLL(None).malloc_trim(0)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _peak():
+    """The process's peak resident memory since the last _reset_peak, in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) << 10
+    return 0
+
+
 def run_command(argv, seconds):
-    """(exit code, stderr) of `iomodel ARGV` run in this process; exit code None
-    for a hang, 70 for an exception main() let through."""
+    """(exit code, stderr, peak resident bytes, seconds) of `iomodel ARGV` run in
+    this process; exit code None for a hang, 70 for an exception main() let
+    through.  The peak is the process's, this worker's, while the command ran."""
     err, out = io.StringIO(), io.StringIO()
+    _reset_peak()
+    t0 = time.monotonic()
     try:
         with time_limit(seconds), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             rc = main(list(map(str, argv)))
     except Hang:
-        return None, err.getvalue()
+        rc = None
     except SystemExit as e:          # argparse
         rc = e.code if isinstance(e.code, int) else 2
     except Exception as e:           # noqa: BLE001 - what main() did not turn into a message
-        return 70, f"{err.getvalue()}{type(e).__name__}: {e}"
-    return rc, err.getvalue()
+        err.write(f"{type(e).__name__}: {e}")
+        rc = 70
+    return rc, err.getvalue(), _peak(), time.monotonic() - t0
 
 
 def run_process(argv, seconds):
-    """(exit code, stderr) of `iomodel ARGV` run as a process of its own; exit
-    code None for a hang, negative for a signal."""
-    try:
-        proc = subprocess.run([sys.executable, "-m", "iomodel", *map(str, argv)], capture_output=True,
-                              text=True, timeout=seconds, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        return None, (e.stderr or b"").decode(errors="replace")
-    return proc.returncode, proc.stderr
+    """(exit code, stderr, peak resident bytes, seconds) of `iomodel ARGV` run as
+    a process of its own; exit code None for a hang, negative for a signal.  The
+    peak is the largest of the process's and its children's (wait4)."""
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "iomodel", *map(str, argv)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                rc = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() - t0 > seconds:
+                proc.kill()
+                _, _, usage = os.wait4(proc.pid, 0)
+                rc = None
+                break
+            time.sleep(0.01)
+        proc.returncode = -1 if rc is None else rc      # reaped here, not by Popen
+        err.seek(0)
+        return rc, err.read().decode(errors="replace"), usage.ru_maxrss << 10, time.monotonic() - t0
 
 
-def outcome(commands, name, seconds=20, run=run_command):
-    """How the commands took one input (the worst of them), and the first
-    message of that kind: (outcome, argv, message)."""
-    worst = ("accepted", None, "")
+def outcome(commands, names, seconds=20, run=run_command, limit=2 << 30, check=None):
+    """How the commands took one input (the worst of them), the first message
+    of that kind, and the largest peak memory and time a command took:
+    (outcome, argv, message, peak bytes, seconds).  A refusal must name one of
+    `names` (a path or a list of paths and options); a command past `limit`
+    bytes of resident memory, or out of memory, is over the limits;
+    check(argv, rc) may call an input a bypass or a target violation (its
+    outcome, message) whatever the command said."""
+    names = [str(n) for n in ([names] if isinstance(names, (str, Path)) else names)]
+    names += [os.path.basename(n) for n in names if os.path.basename(n)]
+    worst, peak, took = ("accepted", None, ""), 0, 0.0
     for argv in commands:
-        rc, msg = run(argv, seconds)
-        last = msg.strip().splitlines()[-1] if msg.strip() else ""
+        rc, msg, used, secs = run(argv, seconds)
+        peak, took = max(peak, used), max(took, secs)
+        lines = msg.strip().splitlines()
+        # the line that says what happened: an internal error's first, else the last
+        last = next((x for x in lines if "internal error" in x), lines[-1] if lines else "")
         if rc is None:
             kind = "hang"
         elif rc < 0:
@@ -442,15 +493,21 @@ def outcome(commands, name, seconds=20, run=run_command):
             last = f"killed by {signal.Signals(-rc).name}" + (f" after: {last}" if last else "")
         elif rc == 70 or (rc and "Traceback (most recent call last)" in msg):
             kind = "traceback"
+        elif used > limit or "out of memory" in msg:
+            kind = "over the limits"
+            last = f"{used / 2 ** 30:.2f} GiB resident at most: {last}"
         elif rc == 0:
             kind = "accepted"
-        elif str(name) in msg or os.path.basename(str(name)) in msg:
+        elif any(n in msg for n in names):
             kind = "refused"
         else:
             kind = "refused without naming the file"
+        found = check(argv, rc) if check else None
+        if found:
+            kind, last = found
         if OUTCOMES.index(kind) > OUTCOMES.index(worst[0]):
             worst = (kind, argv, last)
-    return worst
+    return (*worst, peak, took)
 
 
 def trace_commands(trace, work):
@@ -463,6 +520,13 @@ def model_commands(model, work):
             ["predict", model, "--vc", "vc3"], ["compare", model, "--vc", "vc1", "vc4"]]
 
 
+def types_commands(trace, work):
+    """Through the views' filetypes: each access mapped (--events), every view
+    flattened whole (--parquet: the views table), and the model."""
+    return [["trace-info", trace, "--events"], ["trace-info", trace, "--parquet", Path(work) / "tables"],
+            ["analyze", trace, "-o", Path(work) / "fuzz-model.json", "-q"]]
+
+
 def darshan_commands(log, work):
     return [["analyze", log, "-o", Path(work) / "fuzz-model.json", "-q"]]
 
@@ -472,20 +536,57 @@ def cluster_commands(cluster, model, work):
             ["compare", model, "--vc", cluster, "vc1"]]
 
 
-def fuzz(kind, seeds, source, work, seconds=20, model=None):
-    """Run inputs seeds (an iterable of ints) of one kind ("trace", "job",
-    "model", "cluster", "darshan") made from `source` (a trace directory, a
-    model file, a cluster file or a Darshan log); yields (seed, outcome, argv,
-    message) for each."""
+KINDS = ("trace", "job", "model", "cluster", "darshan", "types", "extrapolate", "launcher", "output")
+
+
+def _types_trace(src, dst, rnd):
+    """The trace directory src copied to dst, one rank file's type records and
+    views damaged, or every rank's (bench/fuzz_types.py)."""
+    import fuzz_types
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    files = sorted(Path(dst).glob("rank-*.iot"))
+    for f in rnd.sample(files, rnd.choice((1, 1, len(files)))):
+        f.write_bytes(fuzz_types.mutate_types(f.read_bytes(), rnd))
+    return Path(dst)
+
+
+def _output_input(rnd, source, model, work):
+    """A target of bench/fuzz_outputs.py, made afresh, and the command that
+    writes it: analyze of the trace, or plot of its model."""
+    import fuzz_outputs
+    base, scratch = work / "out", work / "scratch"
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    base.mkdir()
+    scratch.mkdir()
+    tempfile.tempdir = str(scratch)       # where a device's output is put together: the input's own
+    if rnd.random() < 0.5:
+        target = fuzz_outputs.Target(rnd, base, ".json", scratch)
+        argv = ["analyze", source, "-o", target.path, "-q"]
+    else:
+        target = fuzz_outputs.Target(rnd, base, rnd.choice((".png", ".png", ".svg", ".pdf")), scratch)
+        argv = ["plot", model, "-o", target.path]
+    return target, argv
+
+
+def fuzz(kind, seeds, source, work, seconds=20, model=None, limit=2 << 30):
+    """Run inputs seeds (an iterable of ints) of one kind (KINDS) made from
+    `source` (a trace directory, a model file, a cluster file, a Darshan log, a
+    set of models for extrapolate: bench/fuzz_extrapolate.py); yields (seed,
+    outcome, argv, message, peak bytes, seconds, the input's path) for each."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    text = None if kind in ("trace", "job", "darshan") else Path(source).read_text()
-    run = run_command
+    text = Path(source).read_text() if kind in ("model", "cluster", "launcher") else None
     for seed in seeds:
         rnd = random.Random(seed)
+        run, names, check = run_command, None, None
         if kind in ("trace", "job"):
             target = mutate_trace(source, work / "trace", rnd)
             commands = trace_commands(target, work)
+        elif kind == "types":
+            target = _types_trace(source, work / "trace", rnd)
+            commands = types_commands(target, work)
         elif kind == "darshan":
             target = work / "log.darshan"
             target.write_bytes(mutate_darshan(Path(source).read_bytes(), rnd))
@@ -494,8 +595,29 @@ def fuzz(kind, seeds, source, work, seconds=20, model=None):
             target = work / "model.json"
             target.write_bytes(mutate_model(text, rnd))
             commands = model_commands(target, work)
+        elif kind == "extrapolate":
+            import fuzz_extrapolate
+            argv, names = fuzz_extrapolate.mutate_extrapolate(source, work, rnd)
+            commands, target = [argv], next(a for a in argv if "damaged-" in str(a))
+        elif kind == "launcher":
+            import fuzz_launcher
+            target = work / "cluster.yaml"
+            data, unsafe, drawn = fuzz_launcher.mutate_launcher(text, rnd)
+            target.write_bytes(data)
+            commands = [["ior", model, "--vc", target], ["predict", model, "--vc", target]]
+
+            def check(argv, rc, unsafe=unsafe, drawn=drawn):
+                if argv[0] == "ior" and rc == 0 and unsafe:
+                    return "bypass", f"accepted: {drawn}"
+        elif kind == "output":
+            out, argv = _output_input(rnd, source, model, work)
+            target, commands, names = out.path, [argv], [out.path, argv[1]]
+
+            def check(argv, rc, out=out):
+                wrong = out.check(rc)           # a hang: the reader stopped, the hang counted
+                return ("target violation", f"{out.kind}: {wrong}") if wrong and rc is not None else None
         else:
             target = work / "cluster.yaml"
             target.write_bytes(mutate_cluster(text, rnd))
             commands = cluster_commands(target, model, work)
-        yield (seed, *outcome(commands, target, seconds, run))
+        yield (seed, *outcome(commands, names or target, seconds, run, limit, check), target)

@@ -1,6 +1,9 @@
 """The fuzz harness of bench/fuzzing.py, a fixed few inputs per reader: every
-damaged trace, model, cluster file and Darshan log is either accepted or
-refused with one message naming it, never a traceback, a hang or a crash.
+damaged trace, model, cluster file, Darshan log, type record, set of models
+to extrapolate, launcher option list and output target is either accepted or
+refused with one message naming it, never a traceback, a hang, a crash, more
+than 2 GiB of memory, launcher options past the allow-list or an output
+target left other than it should be.
 Seeds come from hypothesis, derandomized, so a run is the same every time;
 bench/fuzz.py runs 10^5 a reader (bench/results/fuzz.json)."""
 import json
@@ -9,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import IOMODEL, ROOT, mpirun, program_command
+from conftest import IOMODEL, RANK_FILES, ROOT, mpirun, program_command
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -44,7 +47,7 @@ def seeds(build_dir, tmp_path_factory):
 
 
 def check(kind, seed, source, work, model=None):
-    ((_, result, argv, message),) = fuzzing.fuzz(kind, [seed], source, work, seconds=30, model=model)
+    ((_, result, argv, message, *_),) = fuzzing.fuzz(kind, [seed], source, work, seconds=30, model=model)
     assert result in ("accepted", "refused"), f"seed {seed}: {result} in iomodel {argv}: {message}"
 
 
@@ -110,11 +113,15 @@ def test_models(seeds):
     one()
 
 
-def test_clusters(seeds):
+@pytest.mark.parametrize("kind", ["cluster", "launcher"])
+def test_clusters(seeds, kind):
+    """Damaged cluster files; and (launcher) random launchers, MPIs and option
+    lists of the three families through ior --vc and predict: none accepted
+    that holds an option not known safe."""
     @SETTINGS
     @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["vc3", "vc4", "local"]))
     def one(seed, name):
-        check("cluster", seed, ROOT / "replay" / "clusters" / f"{name}.yaml", seeds["work"] / "c",
+        check(kind, seed, ROOT / "replay" / "clusters" / f"{name}.yaml", seeds["work"] / kind,
               model=seeds["model"])
     one()
 
@@ -127,3 +134,157 @@ def test_chunk_editing_recomputes_the_tracers_checksums(seeds):
         head, chunks, tail = fuzzing.split_chunks(data)
         assert len(chunks) >= 3 and tail == b""
         assert fuzzing.join_chunks(head, chunks, tail) == data
+
+
+@pytest.fixture(scope="module")
+def type_traces(build_dir, tmp_path_factory):
+    """Traces whose views' filetypes are type records: every constructor
+    (view_types, 1 rank), a 16 Mi-piece pencil (huge_view, 2 ranks), two views
+    of 4 Mi pieces whose accesses need the first 64 (many_views, 2 ranks)."""
+    work = tmp_path_factory.mktemp("types")
+    out = []
+    for name, np_, args in (("view_types", 1, ()), ("huge_view", 2, ()), ("many_views", 2, (2, 64))):
+        data, trace = work / f"{name}-data", work / f"{name}-trace"
+        data.mkdir()
+        subprocess.run(IOMODEL + ["trace", "-o", str(trace), "--",
+                                  *mpirun(np_, *program_command(build_dir, name), data, *args)],
+                       check=True, capture_output=True, timeout=120, env={**os.environ, **RANK_FILES})
+        out.append(trace)
+    return out
+
+
+def test_type_records(type_traces, tmp_path):
+    """Damage aimed at the type records and views (bench/fuzz_types.py), through
+    trace-info --events and --parquet (every view flattened whole) and analyze."""
+    @settings(max_examples=24, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(0, 2 ** 32 - 1), st.integers(0, 2))
+    def one(seed, which):
+        check("types", seed, type_traces[which], tmp_path / "t")
+    one()
+
+
+def test_type_record_editing_keeps_a_real_trace_whole(type_traces):
+    """fuzz_types' records and join_records give view_types' metadata back byte
+    for byte, and its type records decode and encode to themselves, each of
+    the size its constructor makes of its children's: 21 records for
+    view_types.c's views A to N (O, a darray, is stored as pieces): 4 named
+    types (int, double, short, char), 5 subarrays (A to E), 2 vectors (D's
+    element, F), 2 resized (D's element, N), and one hvector, indexed,
+    hindexed, indexed_block, hindexed_block, struct, dup and contiguous."""
+    import fuzz_types
+    data = (type_traces[0] / "rank-000000.iot").read_bytes()
+    _, chunks, _ = fuzzing.split_chunks(data)
+    types = []
+    for c in chunks:
+        if c[0] == 2:
+            recs = fuzz_types.records(c[5])
+            assert fuzz_types.join_records(recs) == c[5]
+            for r in recs:
+                if r[0] == fuzz_types.T_TYPE:
+                    t = fuzz_types.decode_type(r[2])
+                    assert fuzz_types.encode_type(t) == r[2]
+                    types.append(t)
+    sizes = {}
+    for t in types:
+        assert fuzz_types.constructed_size(t, sizes) == t["size"], t
+        sizes[t["tid"]] = t["size"]
+    combiners = sorted(t["comb"] for t in types)
+    assert combiners == [0] * 4 + [1, 2, 3, 3, 4, 5, 6, 7, 8, 9] + [10] * 5 + [11, 11]
+
+
+PAPER_SETS = {"btio-B": {"models": [ROOT / "models" / "examples" / f"btio-B-{n}.json" for n in (4, 9, 16)]},
+              "s3d": {"models": [ROOT / "models" / "examples" / f"s3d-{g}-{n}.json"
+                                 for g, n in ((200, 8), (200, 16), (400, 8))], "sizes": [200, 200, 400]}}
+
+
+def test_extrapolate_inputs(tmp_path):
+    """Sets of the paper's models, one damaged, random targets (--np up to
+    2^24, --size and --sizes right or wrong)."""
+    import fuzz_extrapolate
+    sets = fuzz_extrapolate.write_sets(tmp_path, PAPER_SETS)
+
+    @SETTINGS
+    @given(st.integers(0, 2 ** 32 - 1), st.booleans())
+    def one(seed, s3d):
+        check("extrapolate", seed, sets[s3d], tmp_path / "x")
+    one()
+
+
+def test_the_launcher_oracle_agrees_with_the_security_page():
+    """The labels bench/fuzz_launcher.py counts bypasses by, against the
+    allow-list's own reading (replay/trust.py): each option it calls dangerous
+    for a family (from docs/security.md's lists) is refused for that family,
+    each it draws as safe passes; and the family follows run.launcher and
+    run.mpi as the page says (mpirun is Open MPI's here)."""
+    import random
+    import fuzz_launcher
+    from iomodel.replay.trust import refused_options
+    assert fuzz_launcher.family_of("mpirun", None) == {"openmpi"}
+    assert fuzz_launcher.family_of("mpirun", "mpich") == {"mpich"}
+    assert fuzz_launcher.family_of("mpiexec.hydra", None) == {"mpich"}
+    assert fuzz_launcher.family_of("srun", "openmpi") == {"slurm"}
+    for fam, units in fuzz_launcher.DANGEROUS.items():
+        for words in units:
+            assert refused_options(words, fam), (fam, words)
+    rnd, safe = random.Random(78), 0
+    for i in range(600):
+        fam = ("openmpi", "mpich", "slurm")[i % 3]
+        words, label = fuzz_launcher.unit(rnd, fam, last=False)
+        if label == "safe":
+            safe += 1
+            assert refused_options(words, fam) == [], (fam, words)
+        else:
+            assert label == "dangerous" and refused_options(words, fam), (fam, words)
+    assert safe > 300
+
+
+def test_output_targets(seeds):
+    """-o of analyze and plot to files, links, directories, pipes, devices and
+    paths through a file, each checked after (bench/fuzz_outputs.py)."""
+    @settings(max_examples=40, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.integers(0, 2 ** 32 - 1))
+    def one(seed):
+        check("output", seed, seeds["traces"][0], seeds["work"] / "o", model=seeds["model"])
+    one()
+
+
+def test_the_target_check_sees_what_is_wrong(tmp_path):
+    """Target.check, the harness's judge of an output target, says when one is
+    not what it should be (each spoiled here by hand, as a command that
+    reported success might have): a device made a file, a link replaced by a
+    file, a directory written into and the command said to succeed, a file's
+    set-user-ID bit lost, a pipe's reader given nothing, a temporary file left."""
+    import random
+    import stat
+    import fuzz_outputs
+
+    def target(kind):
+        base, scratch = tmp_path / kind / "b", tmp_path / kind / "s"
+        base.mkdir(parents=True)
+        scratch.mkdir()
+        return fuzz_outputs.Target(random.Random(1), base, ".json", scratch, kind=kind)
+
+    t = target("device")
+    t.path.unlink()
+    t.path.write_text("{}")
+    assert f"{t.path} was ({stat.S_IFCHR}," in t.check(0) and "now ('file'," in t.check(0)
+    t = target("link-file")
+    t.path.unlink()
+    t.path.write_text("{}")
+    assert f"{t.path} was ('link'," in t.check(0)
+    t = target("dir")
+    (t.path / "model.json").write_text("{}")
+    assert "accepted an output dir target, which must be refused" in t.check(0)
+    assert f"{t.path} was ('dir', " in t.check(0)
+    t = target("file")
+    t.path.write_text("{}")
+    t.path.chmod(t.before[t.path][1] ^ 0o4000)
+    assert f"{t.path}: bits or owner" in t.check(0)
+    t = target("fifo-read")
+    assert "the pipe's reader got b'', not the output" in t.check(0)
+    t = target("absent")
+    t.path.write_text("{}")
+    (t.base / ".model.x1y2.tmp.json").write_text("")
+    assert t.check(0) == f"temporary file left: {t.base / '.model.x1y2.tmp.json'}"
