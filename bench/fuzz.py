@@ -227,14 +227,15 @@ def table(res):
     out = ["| reader | inputs | " + " | ".join(h for _, h in COLUMNS) + " |",
            "|---" * (len(COLUMNS) + 2) + "|"]
     for kind, r in res["kinds"].items():
-        cells = []
+        # a run before the crash column: in-process, where a crash would have ended the bench
+        o, cells = {"crash": 0, **r["outcomes"]}, []
         for key, _ in COLUMNS:
             if ONLY.get(key, kind) != kind:
                 cells.append("")                # cannot happen to this kind's inputs
-            elif key not in r["outcomes"]:
-                cells.append("-")               # a run before this column: not counted
+            elif key not in o:
+                cells.append("-")               # a run before this column: not measured
             else:
-                cells.append(f"{r['outcomes'][key]:,}")
+                cells.append(f"{o[key]:,}")
         out.append(f"| {kind} | {r['inputs']:,} | " + " | ".join(cells) + " |")
     m = res["machine"]
     out.append(f"\nDamaged inputs of real traces, models, cluster files and Darshan logs, type records, sets "
@@ -260,12 +261,15 @@ def summary(res):
             "refused without naming the file")
     total = {k: sum(r["outcomes"].get(k, 0) for r in res["kinds"].values()) for k in keys}
     inputs = sum(r["inputs"] for r in res["kinds"].values())
+    measured = sum(r["inputs"] for r in res["kinds"].values() if "over the limits" in r["outcomes"])
+    limits = f"{total['over the limits']:,} over the limits" + (
+        f" (of the {measured:,} inputs measured)" if measured < inputs else "")
     each = ", ".join(f"{r['inputs']:,} {NAMES.get(kind, kind + 's')}" for kind, r in res["kinds"].items())
     dates = sorted({r.get("date") or res["machine"]["date"] for r in res["kinds"].values()})
     m = res["machine"]
     return (f"{inputs:,} hostile inputs ({each}): "
             f"{plural(total['traceback'], 'traceback')}, {plural(total['hang'], 'hang')}, "
-            f"{plural(total['crash'], 'crash', 'es')}, {total['over the limits']:,} over the limits, "
+            f"{plural(total['crash'], 'crash', 'es')}, {limits}, "
             f"{plural(total['bypass'], 'bypass', 'es')}, {plural(total['target violation'], 'target violation')}, "
             f"{plural(total['refused without naming the file'], 'refusal')} not naming the file. "
             f"{m['cpu']}, {m['cores']} cores; {', '.join(dates)}.")
