@@ -224,6 +224,9 @@ class Trace:
                 self.errors.append(TraceError(r.path, 16, f"rank {r.rank} is also in {seen[r.rank]}"))
             seen[r.rank] = r.path
         out = sorted((r for r in out if seen[r.rank] == r.path), key=lambda r: r.rank)
+        budget = [0]        # every rank held at once: one budget of flattened pieces for all
+        for r in out:
+            r.type_blocks["budget"] = budget
         clock = _HostClock()
         return [clock.align(r) for r in out]
 

@@ -249,7 +249,8 @@ def flatten(types, root, memo=None, limit=None):
     filetype than they move.  memo: the rank's types flattened so far, by
     id, kept across calls; all they hold together is at most RANK_BLOCKS
     pieces, past which a view is capped too (mapped as contiguous), so that a
-    small trace describing huge types cannot take memory without bound."""
+    small trace describing huge types cannot take memory without bound (a
+    reader holding every rank at once gives all their memos one "budget")."""
     memo = {} if memo is None else memo
 
     def blocks(tid, lim, depth=0):
@@ -265,10 +266,11 @@ def flatten(types, root, memo=None, limit=None):
                                       lambda i: types[kids[i]]["size"], lim))
         if depth and len(off) > MEMO_INNER:     # a large inner type: its parent holds its pieces
             return off, ln
-        held = memo.get("held", 0) - (len(got[0]) if got is not None else 0) + len(off)
+        budget = memo.setdefault("budget", [0])
+        held = budget[0] - (len(got[0]) if got is not None else 0) + len(off)
         if held > RANK_BLOCKS:
             raise OverflowError
-        memo["held"] = held
+        budget[0] = held
         memo[tid] = (off, ln, None if lim is None or lim >= max(node["size"], 0) else lim)
         return off, ln
 
@@ -279,7 +281,7 @@ def flatten(types, root, memo=None, limit=None):
         off, ln = np.array([0], np.int64), np.array([top["size"]], np.int64)
         capped = False
     else:
-        cap = _CAP.set(max(0, min(MAX_BLOCKS, RANK_BLOCKS - memo.get("held", 0))))
+        cap = _CAP.set(max(0, min(MAX_BLOCKS, RANK_BLOCKS - memo.setdefault("budget", [0])[0])))
         try:
             off, ln = blocks(root, limit)
             capped = False
