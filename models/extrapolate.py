@@ -637,6 +637,16 @@ def extrapolate(inputs, np_, size=None, sizes=None, grid=None, grids=None):
                                  "target's with --size")
     _check_grids(inputs, np_, grid, grids)
     job = _Job(inputs, np_, size, sizes, grid, grids)
+    try:
+        return _extrapolate(job)
+    except ExtrapolationError as e:
+        # a law's refusal ("run 3: ...") is the inputs' together: say which they are
+        if any(p in str(e) for p in job.paths):
+            raise
+        raise ExtrapolationError(f"{', '.join(job.paths)}: {e}") from None
+
+
+def _extrapolate(job):
     _check_inputs(job)
     runs = _match(job)
     phases = []

@@ -17,8 +17,8 @@ from conftest import EXAMPLES, IOMODEL, ROOT, mpirun
 from iomodel.models import load_model, parse_ranks
 from iomodel.models.extrapolate import ExtrapolationError, extrapolate
 from iomodel.models.laws import fit
-from iomodel.replay.predict import predict
-from iomodel.replay.profile import Profile
+from iomodel.cluster.predict import predict
+from iomodel.cluster.profile import Profile
 from iomodel.replay.runner import think_time
 
 PAPER = ROOT / "models" / "examples"
@@ -225,6 +225,21 @@ def test_what_cannot_be_extrapolated(models):
     one["application"]["np"] = 1
     with pytest.raises(ExtrapolationError, match="x.json: a run at np 1 cannot serve as a base"):
         extrapolate([("x.json", one), b4], 16)
+
+
+def test_a_law_refused_names_the_inputs(models):
+    """Issue 78 (fuzz, extrapolate seed 47366): btio_like's real np-2 model
+    with its np-4 model claiming np 3 (its phases still at np 4): the phases'
+    processes go (2, 2), (3, 4); the power law's least squares c = (2*2 + 3*4)
+    / (2^2 + 3^2) = 16/13 fits both to within rounding (2.46, 3.69), and at
+    np 16 gives 19.7, 20 processes, more than the target has.  The refusal is
+    the inputs' together: it names them (it said only "run 1: ...")."""
+    b2, b4 = models("btio_like", 2), models("btio_like", 4)
+    odd = json.loads(json.dumps(b4[1]))
+    odd["application"]["np"] = 3
+    with pytest.raises(ExtrapolationError) as e:
+        extrapolate([b2, ("odd.json", odd)], 16)
+    assert str(e.value) == f"{b2[0]}, odd.json: run 1: the law of its processes gives 20 at np 16"
 
 
 def test_cli_writes_a_model_every_command_reads(models, tmp_path):
