@@ -224,7 +224,7 @@ class VC:
                 self.mount.mkdir(parents=True, exist_ok=True)
             else:
                 self.mount = Path(tempfile.mkdtemp(prefix="iomodel-acc-tmpfs-", dir="/dev/shm"))
-            text = (ROOT / "replay" / "clusters" / "local.yaml").read_text()
+            text = (ROOT / "cluster" / "shipped" / "local.yaml").read_text()
             text = (text.replace("name: local", "name: testbed-tmpfs")
                     .replace("workdir: /tmp/iomodel-replay", f"workdir: {self.mount}/work")
                     .replace("description: This machine (one node, 2 cores), for local replays",
@@ -309,11 +309,11 @@ def set_aside(work, *paths, what):
 
 def own_computing_points(vc, model, mpath, cdir, args, log):
     """A model whose collective phases computed before their operations (a
-    solver's dumps: replay/characterize.py's model_points gives it points
+    solver's dumps: cluster/characterize.py's model_points gives it points
     computing that long) gets `characterize --for` it on the VC, beside the
     sweep, whose --think points are microseconds and independent: the
     profile's directory, or None."""
-    from iomodel.replay.characterize import model_points
+    from iomodel.cluster.characterize import model_points
     if not getattr(args, "for_every_model", False) and \
             not any(pt.get("think_s") and pt["collective"] for pt in model_points([model])):
         return None

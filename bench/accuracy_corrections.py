@@ -4,7 +4,7 @@
 Every row of an accuracy run (bench/accuracy.py with --keep) is predicted
 again from what the run saved (the home model, the VC's description and
 profiles), once as it was and once without each correction
-(replay/predict.py's CORRECTIONS, `predict --without NAME`), in this
+(cluster/predict.py's CORRECTIONS, `predict --without NAME`), in this
 process.  For each correction the table gives the rows it changes, their
 error with it and without it, and the spread of the application's own runs
 there: a correction earns its place where it makes some row better and none
@@ -46,8 +46,8 @@ def spread(r):
 def inputs(r, work):
     """(model, cluster, profile) the run predicted the row from."""
     from iomodel.models import load_model
-    from iomodel.replay.cluster import load_cluster
-    from iomodel.replay.profile import Profile
+    from iomodel.cluster.description import load_cluster
+    from iomodel.cluster.profile import Profile
     key = row_key(r)
     cluster = load_cluster(str(work / "vc" / r["vc"] / f"testbed-{r['vc']}.yaml"))
     prof = Profile.load(cluster)
@@ -60,7 +60,7 @@ def inputs(r, work):
 
 def leave_one_out(result, work):
     """Per row: its error as predicted, and without each correction."""
-    from iomodel.replay.predict import CORRECTIONS, predict
+    from iomodel.cluster.predict import CORRECTIONS, predict
     rows = []
     for r in result["rows"]:
         if r.get("error") or not r.get("measured_io_time_s"):

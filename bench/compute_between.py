@@ -101,7 +101,7 @@ def main():
         exe = work / "solver_like"
         sh(["mpicc", "-O2", "-o", exe, ROOT / "examples" / "solver_like.c"])
         vc = work / "vc.yaml"
-        vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
+        vc.write_text((ROOT / "cluster" / "shipped" / "local.yaml").read_text()
                       .replace("workdir: /tmp/iomodel-replay", f"workdir: {work / 'replay-work'}"))
         rows = {s: [] for s in steps}
         models = {}

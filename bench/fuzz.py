@@ -52,7 +52,7 @@ from machine_info import machine  # noqa: E402
 RESULTS = ROOT / "bench" / "results" / "fuzz.json"
 IOMODEL = [sys.executable, "-m", "iomodel"]
 MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
-CLUSTERS = [ROOT / "replay" / "clusters" / f"{n}.yaml" for n in ("vc3", "vc4", "local")]
+CLUSTERS = [ROOT / "cluster" / "shipped" / f"{n}.yaml" for n in ("vc3", "vc4", "local")]
 # MPI-IO and POSIX with DXT, stdio only (no DXT), Darshan 3.2's HDF5 IOR and 3.1's dxt.darshan
 DARSHAN_LOGS = [ROOT / "tests" / "fixtures" / "darshan" / f"{n}.darshan"
                 for n in ("ior_mpiio_e", "posix_fpp", "rank0_writer_stdio")]

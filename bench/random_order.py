@@ -3,7 +3,7 @@
 
 `iomodel characterize --random` measures a random twin of each independent
 point so that predict can scale a random phase (the model's access mode
-random) by what the order costs on the cluster (replay/profile.py).  This bench
+random) by what the order costs on the cluster (cluster/profile.py).  This bench
 measures that cost directly on a storage directory, with random_io
 16KiBx256's phase: 2 processes, 256 independent writes of 16 KiB each to one
 shared file.  Per round, in a new order each round (a slow stretch of the

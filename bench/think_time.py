@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does computing between a process's operations shorten the others' waits?
 
-predict's `_computing_between` (replay/predict.py) takes the time a process
+predict's `_computing_between` (cluster/predict.py) takes the time a process
 computes between its independent operations, k, off the wait d = t_np - t_1 its
 operation has for the others' (where operations last milliseconds: t_1 +
 max(d - k, 0)), as on a device that serves requests in turn: while one process

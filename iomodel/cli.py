@@ -408,7 +408,7 @@ def cmd_plot(args):
 def _clusters(args):
     """The --vc clusters (names of shipped ones or paths), with --region, trusted
     to run their launcher options if --trust-cluster says so."""
-    from iomodel.replay.cluster import load_cluster
+    from iomodel.cluster.description import load_cluster
     clusters = [load_cluster(v, region=args.region) for v in args.vc]
     for c in clusters:
         c.trusted = getattr(args, "trust_cluster", False)
@@ -420,7 +420,7 @@ def _profiles(args, clusters):
     clusters NAME names: by their name (every cluster of that name), their
     file's name or its path as given."""
     from pathlib import Path
-    from iomodel.replay.profile import Profile
+    from iomodel.cluster.profile import Profile
     given = {}
     for item in args.profile or []:
         name, sep, path = item.partition("=")
@@ -477,7 +477,7 @@ def _default_dir(prefix, *names):
 
 
 def cmd_predict(args):
-    from iomodel.replay.predict import format_prediction, predict
+    from iomodel.cluster.predict import format_prediction, predict
     model = _load(args.model, phases=True)
     (cluster,) = _clusters(args)
     (profile,) = _profiles(args, [cluster])
@@ -503,7 +503,7 @@ def cmd_predict(args):
 
 
 def cmd_compare(args):
-    from iomodel.replay.compare import compare, format_comparison, plot_comparison
+    from iomodel.cluster.compare import compare, format_comparison, plot_comparison
     model = _load(args.model, phases=True)
     clusters = _clusters(args)
     result = compare(model, clusters, _profiles(args, clusters))
@@ -515,7 +515,7 @@ def cmd_compare(args):
 
 
 def _one_cluster(args):
-    from iomodel.replay.cluster import load_cluster
+    from iomodel.cluster.description import load_cluster
     if not args.vc:
         return None
     cluster = load_cluster(args.vc, region=getattr(args, "region", None))
@@ -547,7 +547,7 @@ def cmd_ior(args):
 
 def cmd_replay(args):
     from iomodel.replay.backends import get_backend
-    from iomodel.replay.characterize import profile_from_replay, write_profile
+    from iomodel.cluster.characterize import profile_from_replay, write_profile
     from iomodel.replay.runner import replay
     model = _load(args.model, phases=True)
     cluster = _one_cluster(args)
@@ -581,14 +581,14 @@ def cmd_replay(args):
 
 
 def _sizes(text):
-    from iomodel.replay.cluster import parse_size
+    from iomodel.cluster.description import parse_size
     return [parse_size(x) for x in text.split(",")] if text else None
 
 
 def cmd_characterize(args):
     from iomodel.replay.backends import get_backend
-    from iomodel.replay.characterize import characterize, write_profile
-    from iomodel.replay.profile import format_summary
+    from iomodel.cluster.characterize import characterize, write_profile
+    from iomodel.cluster.profile import format_summary
     cluster = _one_cluster(args)
     backend = get_backend(args.backend)
     nps = [int(x) for x in args.np.split(",")] if args.np else None
@@ -643,7 +643,7 @@ def cmd_characterize(args):
         if given:
             raise ValueError(f"--for takes the points from the model(s): not with {', '.join(given)}")
         from iomodel.models import load_model
-        from iomodel.replay.characterize import model_points
+        from iomodel.cluster.characterize import model_points
         models = [load_model(m) for m in args.for_models]
         for m, model in zip(args.for_models, models):
             _invocations(m, model)

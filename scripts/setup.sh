@@ -74,7 +74,7 @@ done
 # The Python part, editable (its files served from the checkout); CMake has run
 # above, for every MPI, so pip does not run it (pyproject.toml).  Installed again
 # when the set of Python files changes, as the editable install lists them.
-sources=$(find iomodel analyzer models replay tracer -name '*.py' -not -path '*/__pycache__/*' | sort | md5sum)
+sources=$(find iomodel analyzer models replay cluster tracer -name '*.py' -not -path '*/__pycache__/*' | sort | md5sum)
 if [[ "$(cat .venv/iomodel-sources 2>/dev/null)" != "$sources" ]] || ! $py -c 'import iomodel.cli' 2>/dev/null; then
   if ! log=$($py -m pip install -q --no-build-isolation -e . -C wheel.cmake=false 2>&1); then
     echo "$log" >&2

@@ -154,9 +154,9 @@ def traced(programs, mpi, tmp_path):
 
 @pytest.fixture
 def local_vc(tmp_path):
-    """replay/clusters/local.yaml (this machine) with its work directory in the test's tmp dir."""
+    """cluster/shipped/local.yaml (this machine) with its work directory in the test's tmp dir."""
     vc = tmp_path / "local.yaml"
-    vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
+    vc.write_text((ROOT / "cluster" / "shipped" / "local.yaml").read_text()
                   .replace("/tmp/iomodel-replay", str(tmp_path / "work")))
     return vc
 

@@ -14,7 +14,7 @@ from conftest import rank_events
 from iomodel.models import ModelError, validate
 from iomodel.replay.backends import get_backend
 from iomodel.replay.ior import ior_invocations
-from iomodel.replay.profile import Profile, ProfileError, summary
+from iomodel.cluster.profile import Profile, ProfileError, summary
 
 NP = 2
 KIB = 1024

@@ -1,4 +1,4 @@
-"""Cluster descriptions (replay/cluster.py, replay/clusters/*.yaml): the shipped files equal
+"""Cluster descriptions (cluster/description.py, cluster/shipped/*.yaml): the shipped files equal
 Tables III and IV of the method paper, regions, errors, paths, inline bandwidth."""
 import json
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iomodel.replay.cluster import (MiB, Cluster, ClusterError, find_cluster, load_cluster,
+from iomodel.cluster.description import (MiB, Cluster, ClusterError, find_cluster, load_cluster,
                                     parse_size, shipped_clusters)
 
 TABLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "paper-tables.json"

@@ -167,7 +167,7 @@ def test_readme_cluster_file_loads_and_gives_ior_commands(tmp_path):
     text = readme().split("```yaml\n", 1)[1].split("```", 1)[0]
     path = tmp_path / "mycluster.yaml"
     path.write_text(text)
-    from iomodel.replay.cluster import load_cluster
+    from iomodel.cluster.description import load_cluster
     c = load_cluster(str(path))
     assert (c.name, c.cores_total, c.price_per_hour, c.billing) == ("mycluster", 32, 0.34, "second")
     assert (c.launcher, c.launcher_options, c.workdir) == ("srun", ["--mpi=pmix"], "/shared/scratch/iomodel")

@@ -223,8 +223,8 @@ def test_random_io_shards_on_the_sharded_gluster_vc(traced, count):
     4194304 B) holds 8 MiB in 2 shards, which land apart or together by a draw
     per file: the note names the file; 2 MiB is one shard: no note.  Neither the
     one-server VC nor VC 4 (PVFS2, which stripes round robin) gets one."""
-    from replay.cluster import load_cluster
-    from replay.predict import shard_note
+    from iomodel.cluster.description import load_cluster
+    from iomodel.cluster.predict import shard_note
     model = model_of(traced("random_io", 2, 16384, count))
     (f,) = model["files"]
     assert (os.path.basename(f["name"]), f["access_type"], f["size"]) == \
@@ -241,7 +241,7 @@ def test_random_io_shards_on_the_sharded_gluster_vc(traced, count):
     else:
         assert note is None
     assert shard_note(model, load_cluster(testbed / "testbed-gluster.yaml")) is None
-    assert shard_note(model, load_cluster(ROOT / "replay" / "clusters" / "vc4.yaml")) is None
+    assert shard_note(model, load_cluster(ROOT / "cluster" / "shipped" / "vc4.yaml")) is None
 
 
 # ----------------------------------------------------------------- py_io

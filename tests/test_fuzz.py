@@ -121,7 +121,7 @@ def test_clusters(seeds, kind):
     @SETTINGS
     @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["vc3", "vc4", "local"]))
     def one(seed, name):
-        check(kind, seed, ROOT / "replay" / "clusters" / f"{name}.yaml", seeds["work"] / kind,
+        check(kind, seed, ROOT / "cluster" / "shipped" / f"{name}.yaml", seeds["work"] / kind,
               model=seeds["model"])
     one()
 

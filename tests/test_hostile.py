@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import fuzzing  # noqa: E402  (the chunk-aware trace editing of the fuzz harness)
 
 MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
-LOCAL = ROOT / "replay" / "clusters" / "local.yaml"
+LOCAL = ROOT / "cluster" / "shipped" / "local.yaml"
 
 
 def run(*args, cwd=None, timeout=120, env=None):
@@ -141,8 +141,8 @@ def test_the_shipped_clusters_and_the_testbeds_need_no_trust():
     (--oversubscribe, --mca mpi_yield_when_idle 1, --mpi=pmix,
     --export=ALL,OMPI_MCA_mpi_yield_when_idle=1) are all there to be checked."""
     from iomodel.replay.trust import check_launcher_options, families
-    from iomodel.replay.cluster import load_cluster
-    files = sorted([*(ROOT / "replay" / "clusters").glob("*.yaml"), *(ROOT / "testbed").glob("*.yaml")])
+    from iomodel.cluster.description import load_cluster
+    files = sorted([*(ROOT / "cluster" / "shipped").glob("*.yaml"), *(ROOT / "testbed").glob("*.yaml")])
     assert len(files) >= 9
     checked = {}
     for f in files:
@@ -324,7 +324,7 @@ def test_damage_that_the_checksums_cannot_see(traced, tmp_path, edit, rank, prob
 ])
 def test_huge_integers_in_bandwidth_points(tmp_path, field, value, message):
     import yaml
-    doc = yaml.safe_load((ROOT / "replay" / "clusters" / "vc3.yaml").read_text())
+    doc = yaml.safe_load((ROOT / "cluster" / "shipped" / "vc3.yaml").read_text())
     doc["bandwidth"][0][field] = value
     vc = tmp_path / "huge.yaml"
     vc.write_text(yaml.safe_dump(doc))

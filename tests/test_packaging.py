@@ -31,7 +31,7 @@ def test_pip_builds_a_wheel_against_the_mpi_given_and_traces_with_it(mpich_build
     assert built == {f"iomodel/tracer/lib/mpich/{f}" for f in
                      ("libiomodel_trace.so", "iomodel_replay", "build.json")}
     assert not [n for n in names if n.endswith((".c", ".h", ".tmpl", "CMakeLists.txt"))]
-    assert {"iomodel/cli.py", "iomodel/analyzer/trace.py", "iomodel/replay/clusters/local-mpich.yaml",
+    assert {"iomodel/cli.py", "iomodel/analyzer/trace.py", "iomodel/cluster/shipped/local-mpich.yaml",
             "iomodel/models/examples/btio-C-16.json"} <= names
     info = json.loads(zipfile.ZipFile(wheel).read("iomodel/tracer/lib/mpich/build.json"))
     assert info["family"] == "mpich" and info["library"].startswith("MPICH ")

@@ -1,5 +1,5 @@
-"""Prediction of I/O time and cost on virtual clusters (replay/profile.py,
-replay/predict.py, replay/compare.py) against the method paper's tables:
+"""Prediction of I/O time and cost on virtual clusters (cluster/profile.py,
+cluster/predict.py, cluster/compare.py) against the method paper's tables:
 BW_CH of Table VII (VC 3, NAS BT-IO) and Table IX (VC 4, S3D-IO) as profiles,
 prices of Tables III and IV, expressions 5-8, and the paper's feasibility
 statements (sections III-A-2, III-B-2, III-B-6)."""
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from iomodel.models import load_model
-from iomodel.replay.cluster import load_cluster
-from iomodel.replay.compare import compare, format_comparison, plot_comparison
-from iomodel.replay.predict import GB, PredictError, feasibility, format_prediction, predict
-from iomodel.replay.profile import Profile, ProfileError, summary
+from iomodel.cluster.description import load_cluster
+from iomodel.cluster.compare import compare, format_comparison, plot_comparison
+from iomodel.cluster.predict import GB, PredictError, feasibility, format_prediction, predict
+from iomodel.cluster.profile import Profile, ProfileError, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "models" / "examples"
@@ -259,7 +259,7 @@ def test_file_per_process_on_several_data_servers_has_a_placement_note():
 
 def without_bandwidth(name, tmp_path):
     """A shipped cluster description with its measured points taken out."""
-    text = (ROOT / "replay" / "clusters" / f"{name}.yaml").read_text()
+    text = (ROOT / "cluster" / "shipped" / f"{name}.yaml").read_text()
     head = text[:text.index("\nbandwidth:")]
     head = "\n".join(l for l in head.splitlines() if not l.startswith("# Measured bandwidth")
                      and not l.startswith("# system, or for VC 4") and not l.startswith("# `iomodel characterize"))
@@ -949,7 +949,7 @@ def test_predictions_pass_by_pass(tmp_path):
     assert "pass by pass" not in format_prediction(pred1)
     # the profile's summary says how far a point's passes were apart: times 1/80,
     # 1/100, 1/125 of a unit, (1/80 - 1/125) / (1/100) = 45%
-    from iomodel.replay.profile import format_summary
+    from iomodel.cluster.profile import format_summary
     assert three.pass_spread() == pytest.approx([0.45], rel=1e-12)
     assert format_summary(three).endswith(
         "\n1 point(s) measured in 3 passes: their passes' times (slowest - fastest) / median 45.0% at "

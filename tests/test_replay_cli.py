@@ -815,7 +815,7 @@ def test_compare_two_files_of_one_name_are_two_rows(tmp_path):
     row of its own, labelled by its file, with its own cost: the same I/O time
     and storage, an instance cost 9.99 / 0.239 times the first's; --profile
     by file name reaches the one file only."""
-    src = (ROOT / "replay" / "clusters" / "vc3.yaml").read_text()
+    src = (ROOT / "cluster" / "shipped" / "vc3.yaml").read_text()
     assert "usd_per_hour: 0.239" in src
     (tmp_path / "a.yaml").write_text(src)
     (tmp_path / "b.yaml").write_text(src.replace("usd_per_hour: 0.239", "usd_per_hour: 9.99"))
@@ -829,8 +829,8 @@ def test_compare_two_files_of_one_name_are_two_rows(tmp_path):
     assert b["cost_var_usd"] == pytest.approx(a["cost_var_usd"] * 9.99 / 0.239, rel=1e-12)
     assert res["by_cost"] == ["vc3 (a.yaml)", "vc3 (b.yaml)"]
     # a profile for b.yaml only: every phase of the model at 1000 MiB/s (its own points are slower)
-    from iomodel.replay.characterize import write_profile
-    from iomodel.replay.profile import MiB, Profile
+    from iomodel.cluster.characterize import write_profile
+    from iomodel.cluster.profile import MiB, Profile
     m = json.loads(btio.read_text())
     points = [{"operation": ph["operation"], "np": ph["np"], "rs": ph["rs"], "bw_Bps": 1000 * MiB,
                "collective": True} for ph in m["phases"]]
@@ -909,8 +909,8 @@ def test_two_profiles_of_one_cluster_are_read_together(tmp_path):
     and `characterize --for` a model). The paper's BT-IO class B model on vc3,
     A holding only its writes' point (100 MiB/s), B only its reads' (300 MiB/s):
     each phase takes its own operation's, measured."""
-    from iomodel.replay.characterize import write_profile
-    from iomodel.replay.profile import Profile
+    from iomodel.cluster.characterize import write_profile
+    from iomodel.cluster.profile import Profile
     btio = ROOT / "models" / "examples" / "btio-B-4.json"
     m = json.loads(btio.read_text())
     MiB = 2 ** 20

@@ -101,7 +101,7 @@ def test_mpirun_inside_sbatch_and_salloc_traces_and_replays(slurm, build_dir, tm
         [("write", 4, 4096, 6), ("read", 4, 4096, 6)]
 
     vc = tmp_path / "mpirun.yaml"
-    vc.write_text((ROOT / "replay" / "clusters" / "local.yaml").read_text()
+    vc.write_text((ROOT / "cluster" / "shipped" / "local.yaml").read_text()
                   .replace("/tmp/iomodel-replay", str(tmp_path / "work"))
                   .replace('["--oversubscribe"]', '["--allow-run-as-root"]'))
     out = tmp_path / "replay"

@@ -17,7 +17,7 @@ import pytest
 
 from test_testbed_slurm import slurm  # noqa: F401 (a fixture)
 from conftest import ROOT, running
-from iomodel.replay.placement import placement, server_of
+from iomodel.cluster.placement import placement, server_of
 
 TESTBED = ROOT / "testbed"
 IOMODEL = [sys.executable, "-m", "iomodel"]

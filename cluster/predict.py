@@ -1,7 +1,7 @@
 """Predict an application's I/O time and cost on a virtual cluster (VC) from its
 I/O model, without running it (the paper's steps 5 and 6, expressions 5-8).
 
-For each phase, BW_CH comes from the VC's bandwidth profile (replay/profile.py)
+For each phase, BW_CH comes from the VC's bandwidth profile (cluster/profile.py)
 or from the bandwidths a replay measured, and
 
     time(phase)  = weight(phase) / BW_CH(phase)
@@ -24,9 +24,9 @@ import math
 import pyarrow.compute as pc
 
 from iomodel.models import format_ranks, rereads
+from iomodel.replay.runner import think_time
 
 from .profile import MiB, Profile, ProfileError, computing_text, ops_per_process, size_text
-from .runner import think_time
 
 __all__ = ["predict", "feasibility", "format_prediction", "GB", "MONTH_S", "PredictError"]
 
@@ -114,7 +114,7 @@ def placement_note(model, cluster, bandwidths=None):
     stripes) decides how many servers share their I/O, and the file system places
     them by their names or identity (Gluster's DHT hashes names; its shards, new
     identities).  `characterize` spreads its own files evenly over the servers
-    (replay/placement.py); the application's may land less evenly, which only a
+    (cluster/placement.py); the application's may land less evenly, which only a
     replay, writing the application's names, measures.  Phases a replay measured
     need no note."""
     servers = getattr(cluster, "data_servers", 1) or 1

@@ -9,7 +9,7 @@ gives one ClusterError naming the file and the field, e.g.
 `vc3.yaml: instance.cores: expected an integer >= 1, got 0`.
 
 The paper's four VCs (Table IV, prices of Table III) and this machine ship in
-replay/clusters/: `shipped_clusters()`, `find_cluster("vc3")`.
+cluster/shipped/: `shipped_clusters()`, `find_cluster("vc3")`.
 """
 import datetime
 import difflib
@@ -25,7 +25,7 @@ import yaml
 
 FORMAT = "iomodel-cluster"
 VERSION = 1
-CLUSTERS_DIR = Path(__file__).resolve().parent / "clusters"
+CLUSTERS_DIR = Path(__file__).resolve().parent / "shipped"
 
 # how processes are started: Open MPI's or MPICH's (Hydra) mpirun/mpiexec, by their
 # plain names or Debian's per-MPI ones, or Slurm's srun
@@ -618,7 +618,7 @@ def load_cluster(path, region=None):
 
 
 def shipped_clusters():
-    """name -> Path of the cluster descriptions shipped in replay/clusters/."""
+    """name -> Path of the cluster descriptions shipped in cluster/shipped/."""
     return {p.stem: p for p in sorted(CLUSTERS_DIR.glob("*.yaml"), key=lambda p: p.stem)}
 
 

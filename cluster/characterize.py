@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 from iomodel.models import rereads
+from iomodel.replay.host import STOLEN_SHARE, lost_to_steal, until_calm
+from iomodel.replay.ior import Invocation, idle_openers_job, sanitize
+from iomodel.replay.runner import State, execute, key_of
+from iomodel.replay.trust import check_launcher_options
+from iomodel.replay.workdir import Workdir
 
-from .host import STOLEN_SHARE, lost_to_steal, until_calm
-from .ior import Invocation, idle_openers_job, sanitize
 from .placement import server_of, spread_name
 from .profile import Profile, ops_per_process
-from .runner import State, execute, key_of
-from .trust import check_launcher_options
-from .workdir import Workdir
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 DEFAULT_SIZES = [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 4 * MiB, 16 * MiB, 64 * MiB,
@@ -139,7 +139,7 @@ def median_entry(entries):
 def view_points(points, pieces):
     """For each shared point of several processes whose size is a multiple of a
     piece, larger than it: the same through a view of such pieces (the ratio of
-    the two is the profile's view ratio, replay/profile.py)."""
+    the two is the profile's view ratio, cluster/profile.py)."""
     return [{**pt, "piece": p} for pt in points for p in pieces
             if pt["access_type"] == "shared" and pt["np"] > 1 and pt["rs"] > p and pt["rs"] % p == 0
             and not pt.get("api")]       # a view is MPI-IO's
@@ -205,8 +205,8 @@ def model_points(models):
     phases' `gap_s`, or think_time between a phase's operations) gets the
     point computing that long between operations too (the median, to 1 ms).
     In the models' order, each once."""
-    from .ior import ior_invocations
-    from .runner import think_time
+    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.runner import think_time
     out, seen = [], set()
     for model in models:
         byid = {p["id"]: p for p in model["phases"]}
@@ -261,7 +261,7 @@ def stripe_of(cluster):
 def _spreader(cluster, placed):
     """On a cluster of several data servers, place(path, np) -> the name of a
     file-per-process point's files that spreads them evenly over the servers
-    (replay/placement.py), recording the placement in `placed`; None on one
+    (cluster/placement.py), recording the placement in `placed`; None on one
     server, or when the file system cannot say where a file goes (Lustre's
     stripes go round-robin over its servers, not by name: nothing to choose)."""
     servers = getattr(cluster, "data_servers", 1) or 1
@@ -288,7 +288,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
     """Run the sweep; returns (Profile of the points measured, failures).
     repeat: passes over the whole sweep, a point's time the median of its passes.
     one_op: each point is also measured with one operation per process (the
-    fixed cost of a phase, replay/profile.py), with at least ONE_OP_REPEAT
+    fixed cost of a phase, cluster/profile.py), with at least ONE_OP_REPEAT
     repetitions over all passes (IOR -i within a pass, their median).  pieces:
     sizes of the view points (`view_points`; the builtin backend only: IOR has
     no such view).  job_np: the job of the shared independent points of fewer
