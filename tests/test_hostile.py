@@ -817,6 +817,21 @@ def test_an_output_file_keeps_its_mode_and_a_link_its_target(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["link.json", "private.json", "real.json"]
 
 
+def waiting_for_a_writer(pid, seconds=30):
+    """Wait until process `pid` is in its open of a named pipe, waiting for a
+    writer (it is then the pipe's reader; a fixed sleep lost that race on a
+    loaded machine)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+        if wchan == "wait_for_partner":         # fs/pipe.c
+            return
+        if wchan == "0" and Path(f"/proc/{pid}/syscall").read_text().split()[0] == "257":
+            return                              # the kernel hides where: in openat, at least
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never came to open the named pipe")
+
+
 def test_outputs_go_through_devices_and_read_pipes(tmp_path):
     """A character device (a /dev/null of our own, made with mknod as root) is
     written through and stays a device; a named pipe a process reads gets the
@@ -829,7 +844,7 @@ def test_outputs_go_through_devices_and_read_pipes(tmp_path):
     refused(run("analyze", LOG, "-o", fifo, "-q", timeout=30), f"{fifo}: is a named pipe no process reads: not written")
     assert fifo.is_fifo()
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
-    time.sleep(0.2)                       # cat has the pipe open for reading
+    waiting_for_a_writer(reader.pid)
     assert run("analyze", LOG, "-o", fifo, "-q", timeout=30).returncode == 0
     assert json.loads(reader.communicate(timeout=30)[0])["format"] == "iomodel-model"
     assert fifo.is_fifo() and sorted(os.listdir(tmp_path)) == ["fifo"]
