@@ -6,7 +6,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .tracefile import F_COMPLETE, F_ERROR, F_NOPOS, NO_SLOT
-from .views import contiguous, map_through_view
+from .typemap import MAX_BLOCKS
+from .views import contiguous, map_through_view, span_through_view
+
+INT32_MAX = np.iinfo(np.int32).max       # the pieces column's most
+PIECES_HELD = MAX_BLOCKS                  # accesses' pieces made at most, per rank or per trace held whole
+
+
+def piece_budget():
+    """A budget of pieces (PIECES_HELD) for resolve_rank, to share among ranks held at once."""
+    return [PIECES_HELD]
 
 
 @dataclass
@@ -94,14 +103,26 @@ def apply_ordered(links, is_ordered):
             before += links[li].nbytes[e]
 
 
-def resolve_rank(l, need=None, direct=True):
+def _within(counts, room):
+    """Which accesses' pieces, in order, fit in what is left of the budget
+    (room: [pieces], spent here)."""
+    fit = np.cumsum(counts) <= room[0]
+    room[0] -= int(counts[fit].sum())
+    return fit
+
+
+def resolve_rank(l, need=None, direct=True, room=None):
     """Absolute byte ranges of a rank's data accesses through their views.
 
     Returns (abs_offset, abs_end, resolved, pieces) per event and (seq,
     offset, length) per extent, extents ordered by seq.  A view whose
     description is a regular nest (typenest.py) gives its accesses' offsets,
     ends and pieces arithmetically, and its extents only for the events in
-    `need` (a mask; None: every event); direct=False flattens every view."""
+    `need` (a mask; None: every event); direct=False flattens every view.
+    The pieces made are at most room[0] (piece_budget(); a reader of several
+    ranks shares one): an access past it is one extent, its first byte to its
+    end, not resolved (a damaged count of bytes made billions)."""
+    room = piece_budget() if room is None else room
     r, n = l.raw, len(l.data)
     abs_off = np.full(n, -1, np.int64)
     abs_end = np.full(n, -1, np.int64)
@@ -131,18 +152,29 @@ def resolve_rank(l, need=None, direct=True):
         if nest is not None:
             keep = sel[l.nbytes[sel] > 0]
             first, end, count = nest.span(l.start[keep], l.nbytes[keep])
-            abs_off[keep], abs_end[keep], pieces[keep] = disp + first, disp + end, count
+            abs_off[keep], abs_end[keep], pieces[keep] = disp + first, disp + end, np.minimum(count, INT32_MAX)
             want = keep if need is None else keep[need[keep]]
-            if len(want):
-                j, o, ln = nest.pieces(l.start[want], l.nbytes[want], disp)
-                nested.append((want[j], o, ln))
+            fit = _within(pieces[want], room)
+            take, over = want[fit], want[~fit]
+            if len(take):
+                j, o, ln = nest.pieces(l.start[take], l.nbytes[take], disp)
+                nested.append((take[j], o, ln))
+            nested.append((over, abs_off[over], abs_end[over] - abs_off[over]))
+            resolved[over] = False
         elif blocks is None or not exact or contiguous(blocks, extent):
             keep = sel[l.nbytes[sel] > 0]  # contiguous (approximated when not exact)
             flat.append((keep, disp + l.start[keep], l.nbytes[keep]))
         else:
-            j, o, ln = map_through_view(l.start[sel], l.nbytes[sel], disp, blocks, extent,
+            keep = sel[l.nbytes[sel] > 0]
+            first, end, count = span_through_view(l.start[keep], l.nbytes[keep], disp, blocks, extent,
+                                                  v["filetype_size"])
+            fit = _within(count, room)
+            take, over = keep[fit], keep[~fit]
+            j, o, ln = map_through_view(l.start[take], l.nbytes[take], disp, blocks, extent,
                                         v["filetype_size"])
-            flat.append((sel[j], o, ln))
+            flat += [(take[j], o, ln), (over, first[~fit], (end - first)[~fit])]
+            resolved[over] = False
+            pieces[over] += np.minimum(count[~fit] - 1, INT32_MAX - 1).astype(np.int32)   # the blocks it reaches
     w, o, ln = _by_event(flat)
     if len(w):
         first = np.ones(len(w), bool)

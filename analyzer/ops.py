@@ -489,7 +489,8 @@ def place_ordered(ordered):
     data follows that of the lower ranks in the same call, from the lowest
     pointer its ranks saw (linking.apply_ordered says why).  Yields
     (the _Ordered, its offset, pieces, end)."""
-    from .views import contiguous, map_through_view
+    from . import linking
+    from .views import contiguous, map_through_view, span_through_view
     groups = {}
     for o in ordered:
         groups.setdefault((o.path, o.k), []).append(o)
@@ -507,6 +508,8 @@ def place_ordered(ordered):
             elif o.view is None or contiguous(o.view[1], o.view[2]):
                 disp = o.view[0] if o.view else 0
                 off, end, npieces = disp + start, disp + start + o.nbytes, 1
+            elif o.nbytes and (span := span_through_view([start], [o.nbytes], *o.view))[2][0] > linking.PIECES_HELD:
+                off, end, npieces = (int(x[0]) for x in span)      # too many pieces to make one by one
             else:
                 _, offs, lens = map_through_view([start], [o.nbytes], *o.view)
                 if len(offs):

@@ -23,7 +23,7 @@ import pyarrow as pa
 from iomodel.outputs import atomic_path
 
 from .jobfile import JOB_NAME, job_images
-from .linking import apply_ordered, latest_at_or_before, link_rank, resolve_rank
+from .linking import apply_ordered, latest_at_or_before, link_rank, piece_budget, resolve_rank
 from .tracefile import (F_COLL, F_COMPLETE, F_ERROR, F_SAMECALL, TraceError, buffer_offsets,
                         read_rank_file)
 
@@ -393,9 +393,10 @@ class Trace:
         c = {k: np.empty(n_all, t) for k, t in EVENT_COLUMNS.items()}
         ext = {k: [] for k in ("rank", "seq", "file_id", "offset", "length")}
         open_base = at = 0
+        room = piece_budget()       # every rank's extents held at once: one budget of pieces
         for l in self._links:
             r, n = l.raw, len(l.data)
-            abs_off, abs_end, resolved, pieces, (w, o, ln) = resolve_rank(l)
+            abs_off, abs_end, resolved, pieces, (w, o, ln) = resolve_rank(l, room=room)
             file_of_open = np.array([pid[x["path"]] for x in r.opens] + [-1], np.int32)
             for k, v in (("rank", r.rank), ("seq", np.arange(n)),
                          ("routine", l.routine), ("open_id", np.where(l.open_idx >= 0, l.open_idx + open_base, -1)),

@@ -9,6 +9,36 @@ mapped together with numpy: no loop over events.
 import numpy as np
 
 
+def _locator(blocks, size):
+    """(blocks, cumulative data bytes, the tile's data bytes, locate) of a
+    view: locate(x) is the global block number (tile * n + block) holding
+    data byte x."""
+    blocks = np.asarray(blocks, np.int64).reshape(-1, 2)
+    cum = np.concatenate([[0], np.cumsum(blocks[:, 1])])
+    size = cum[-1] if size is None else size
+    n = len(blocks)
+
+    def locate(x):
+        tile = x // size
+        return tile * n + np.searchsorted(cum, x - tile * size, side="right") - 1
+    return blocks, cum, size, locate
+
+
+def span_through_view(start, length, disp, blocks, extent, size=None):
+    """Per access (length > 0), without making its pieces: its first byte in
+    the file, its end, and how many of the filetype's blocks it reaches (its
+    pieces before those that touch are merged)."""
+    blocks, cum, size, locate = _locator(blocks, size)
+    start, length = np.asarray(start, np.int64), np.asarray(length, np.int64)
+    n = len(blocks)
+
+    def byte(x):        # the file offset of data byte x
+        tile, j = np.divmod(locate(x), n)
+        return disp + tile * extent + blocks[j, 0] + (x - tile * size - cum[j])
+    g0, g1 = locate(start), locate(start + length - 1)
+    return byte(start), byte(start + length - 1) + 1, g1 - g0 + 1
+
+
 def map_through_view(start, length, disp, blocks, extent, size=None):
     """Byte ranges of accesses through one view.
 
@@ -22,18 +52,11 @@ def map_through_view(start, length, disp, blocks, extent, size=None):
     start = np.asarray(start, np.int64)
     length = np.asarray(length, np.int64)
     keep = np.flatnonzero(length > 0)
-    blocks = np.asarray(blocks, np.int64).reshape(-1, 2)
+    blocks, cum, size, locate = _locator(blocks, size)
     if len(keep) == 0 or len(blocks) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     n = len(blocks)
-    cum = np.concatenate([[0], np.cumsum(blocks[:, 1])])
-    size = cum[-1] if size is None else size
     s, e = start[keep], start[keep] + length[keep]
-
-    def locate(x):  # global block number (tile * n + block) holding data byte x
-        tile = x // size
-        return tile * n + np.searchsorted(cum, x - tile * size, side="right") - 1
-
     g0, g1 = locate(s), locate(e - 1)
     counts = g1 - g0 + 1
     which = np.repeat(np.arange(len(keep)), counts)

@@ -233,6 +233,58 @@ def test_a_flattening_to_a_limit_is_the_whole_ones_start(tree, data):
     assert part[-1, 0] == whole[len(part) - 1, 0] and part[-1, 1] <= whole[len(part) - 1, 1]
 
 
+def test_pieces_past_the_budget_are_one_range_each(traced, monkeypatch):
+    """An access's pieces are made only within a budget (linking.PIECES_HELD,
+    typemap.MAX_BLOCKS; the fuzz bench's damaged trace of one 1 TB read
+    through 10 KiB blocks made 10^8 and 9 GB).  With a budget of 100, a trace
+    held whole (trace-info: one budget for every rank): huge_view's accesses
+    (a nest), 64 pieces of 8 B each, 32 KiB apart, from 8r: rank 0's write
+    fits (64), its read does not (128 > 100), nor, 36 left, rank 1's two.
+    Those are one extent each, first byte to end, not resolved; their pieces
+    are still counted, 64, from the nest."""
+    from iomodel.analyzer import linking
+    monkeypatch.setattr(linking, "PIECES_HELD", 100)
+    trace = traced("huge_view", 2).trace()
+    events = rank_events(trace)
+    end = 63 * 32768 + 8
+    for r, fits in ((0, [True, False]), (1, [False, False])):
+        data = [e for e in events[r] if e["file"] == "hv.dat" and e["bytes"] > 0]
+        assert [(e["bytes"], e["abs_offset"], e["abs_end"], e["pieces"], e["resolved"]) for e in data] \
+            == [(512, 8 * r, 8 * r + end, 64, f) for f in fits]
+        mine = trace.extents.filter(np.array(trace.extents["rank"].to_numpy() == r))
+        pieces = [(8 * r + 32768 * k, 8) for k in range(64)] if r == 0 else []
+        assert sorted(zip(mine["offset"].to_pylist(), mine["length"].to_pylist())) == \
+            sorted(pieces + [(8 * r, end)] * (2 - len(pieces) // 64))
+
+
+def test_pieces_past_the_budget_through_a_flattened_view(traced, monkeypatch):
+    """The same through a filetype that is flattened (many_views, 2 ranks, one
+    view: a struct of two vectors of 1-byte blocks, strides 4 and 5; 64 bytes
+    written then read from the view's start: 64 pieces at 4k, first byte 0,
+    end 63 * 4 + 1 = 253, both ranks alike).  Budget 100, the trace held
+    whole: rank 0's write is made piece by piece, the other three accesses
+    are (0, 253) each, 64 pieces counted.  analyze holds a rank at a time
+    (a budget a rank): each rank's read is past it, and the model says so."""
+    from iomodel.analyzer import analyze, linking
+    monkeypatch.setattr(linking, "PIECES_HELD", 100)
+    run = traced("many_views", 2, 1, 64)
+    trace = run.trace()
+    events = rank_events(trace)
+    for r, fits in ((0, [True, False]), (1, [False, False])):
+        data = [e for e in events[r] if e["file"] == "mv.dat" and e["bytes"] > 0]
+        assert [(e["bytes"], e["abs_offset"], e["abs_end"], e["pieces"], e["resolved"]) for e in data] \
+            == [(64, 0, 253, 64, f) for f in fits]
+        mine = trace.extents.filter(np.array(trace.extents["rank"].to_numpy() == r))
+        pieces = [(4 * k, 1) for k in range(64)] if r == 0 else []
+        assert sorted(zip(mine["offset"].to_pylist(), mine["length"].to_pylist())) == \
+            sorted(pieces + [(0, 253)] * (2 - len(pieces) // 64))
+    m = analyze(run.trace_dir, jobs=1)
+    assert m["source"]["inferred"] == [
+        "2 accesses of ranks 0-1 went through file views whose filetype was not flattened (more "
+        "pieces than the analyzer holds at once, typemap.MAX_BLOCKS, or not enough memory): they are "
+        "taken as contiguous ranges from their first byte"]
+
+
 # ---------------------------------------------------------------- views of millions of pieces
 
 def test_views_of_millions_of_pieces_cost_what_their_accesses_move(traced, tmp_path):
