@@ -30,13 +30,25 @@ size_t max_view_blocks;
 int view_types = 1;                  /* IOMODEL_VIEWS: describe a view's filetype (types, both) */
 int view_pieces;                     /*   flatten it into pieces (pieces, both, or not describable) */
 
+/* One data call's event pushed and its buffer noted, under the lock; its
+ * sequence number, and the file's slot in *slot. */
+static uint64_t push_data(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int64_t b,
+                          uint64_t t0, uint64_t t1, int *slot)
+{
+    if (pos < 0) flags |= IOM_F_NOPOS;
+    *slot = slot_lookup(fh);
+    uint64_t seq = push(op, flags, *slot, pos, b, t0, t1);
+    note_buffer(buf, seq);
+    return seq;
+}
+
 void iom_record_io(int op, unsigned flags, MPI_File fh, int64_t pos, const void *buf, int64_t count,
                    MPI_Datatype type, uint64_t t0, uint64_t t1)
 {
     int64_t b = nbytes(count, type);
-    if (pos < 0) flags |= IOM_F_NOPOS;
+    int slot;
     LOCK();
-    note_buffer(buf, push(op, flags, slot_lookup(fh), pos, b, t0, t1));
+    push_data(op, flags, fh, pos, buf, b, t0, t1, &slot);
     UNLOCK();
 }
 
@@ -44,11 +56,9 @@ void iom_record_post(int op, unsigned flags, MPI_File fh, int64_t pos, const voi
                      MPI_Datatype type, uint64_t t0, uint64_t t1, MPI_Request req)
 {
     int64_t b = nbytes(count, type);
-    if (pos < 0) flags |= IOM_F_NOPOS;
+    int slot;
     LOCK();
-    int slot = slot_lookup(fh);
-    uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
-    note_buffer(buf, seq);
+    uint64_t seq = push_data(op, flags, fh, pos, buf, b, t0, t1, &slot);
     if (req != IOM_NO_REQUEST) {
         uint64_t old;
         if (!pm_get(&requests, (uintptr_t)req, &old)) iom_npending++;
@@ -61,11 +71,9 @@ void iom_record_begin(int op, unsigned flags, MPI_File fh, int64_t pos, const vo
                       MPI_Datatype type, uint64_t t0, uint64_t t1)
 {
     int64_t b = nbytes(count, type);
-    if (pos < 0) flags |= IOM_F_NOPOS;
+    int slot;
     LOCK();
-    int slot = slot_lookup(fh);
-    uint64_t seq = push(op, flags, slot, pos, b, t0, t1);
-    note_buffer(buf, seq);
+    uint64_t seq = push_data(op, flags, fh, pos, buf, b, t0, t1, &slot);
     if (slot != (int)IOM_NO_SLOT) slots[slot].begin_seq = seq;
     UNLOCK();
 }
