@@ -547,6 +547,11 @@ def ops_from_darshan(path, name=None, command=None):
                            f"filled up during the run), it keeps {len(seg['rank'])}{counted}")
 
     n = len(seg["rank"])
+    outside = (seg["rank"] < 0) | (seg["rank"] >= nprocs)
+    if outside.any():
+        raise DarshanInputError(f"{path}: damaged Darshan log: a {mod} record of rank "
+                                f"{int(seg['rank'][outside][0])}, outside the job's {nprocs} "
+                                f"process{'es' * (nprocs != 1)}")
     collective = np.full(n, -1, np.int8)
     # no MPI-IO at all: the POSIX calls are the application's own (not those MPI-IO
     # makes beneath its calls), each through an open of its process's own

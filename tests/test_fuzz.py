@@ -72,6 +72,21 @@ def test_darshan_logs(tmp_path):
     one()
 
 
+@pytest.mark.parametrize("log, seed, rank, nprocs", [("ior_mpiio_e", 517, -1, 2),
+                                                     ("ior_hdf5_example", 70016, 2 ** 63 - 1, 4)])
+def test_a_damaged_rank_in_a_dxt_record(tmp_path, log, seed, rank, nprocs):
+    """Found by bench/fuzz.py (issue 78): a DXT_MPIIO record's rank damaged to
+    -1 (ior_mpiio_e, np 2) was refused as "'list' argument must have no negative
+    elements" (numpy's, naming no file), and to 2^63 - 1 (the PyDarshan wheel's
+    ior_hdf5_example, np 4) was an internal error (an int past a C long).  A
+    rank outside the job's processes is damage, said of the file."""
+    import darshan.log_utils
+    src = DARSHAN / f"{log}.darshan" if log == "ior_mpiio_e" else darshan.log_utils.get_log_path(f"{log}.darshan")
+    ((_, result, argv, message, *_),) = fuzzing.fuzz("darshan", [seed], src, tmp_path, seconds=30)
+    assert (result, message) == ("refused", f"iomodel: error: {argv[1]}: damaged Darshan log: a DXT_MPIIO "
+                                            f"record of rank {rank}, outside the job's {nprocs} processes")
+
+
 @pytest.mark.parametrize("name", ["ior_mpiio_e.darshan", "posix_fpp.darshan"])
 def test_darshan_region_editing_keeps_a_real_log_whole(tmp_path, name):
     """darshan_layout's regions of a real log (format 3.41) tile the file after
