@@ -883,8 +883,10 @@ def test_characterize_for_a_solver_measures_its_dumps_after_computing(traced, lo
     the three phases' gap_s to the millisecond, 4 operations a process (the
     least a point computing between them has). The reads (one phase of rep 3,
     rereads) compute too, the check of each dump read: their point computes
-    the phase's span less its time in calls over its 2 gaps, where that is a
-    millisecond or more."""
+    what a process computed between them (compute_s) over its 2 gaps
+    (replay.runner.think_time), where that rounds to a millisecond or more
+    (not the span less the time in calls: that counts how far apart the
+    processes started, 1 ms on a loaded machine where they computed none)."""
     r = traced("solver_like", 2, 32, 32, 32, 3, 10)
     m = tmp_path / "m.json"
     assert run("analyze", r.trace_dir, "-o", m, "-q").returncode == 0
@@ -894,7 +896,7 @@ def test_characterize_for_a_solver_measures_its_dumps_after_computing(traced, lo
         [("write", 655360, 1, True)] * 3 + [("read", 655360, 3, True)]
     k = round(sorted(p["gap_s"] for p in writes)[1], 3)
     assert k >= 0.001
-    k_read = round((read["duration_s"] - read["io_time_s"]) / 2, 3)
+    k_read = round(read["compute_s"] / 2, 3)
     out = tmp_path / "ch"
     p = run("characterize", "--vc", local_vc, "--for", m, "--bytes", "256k", "-o", out)
     assert p.returncode == 0, p.stderr
