@@ -73,7 +73,9 @@ def plot(model, out, ops=None, logical=False):
                 transform=ax.transAxes)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_path(out) as tmp:
-        fig.savefig(tmp, dpi=110, format=Path(out).suffix[1:] or "png")
-    plt.close(fig)
+    try:
+        with atomic_path(out) as tmp:
+            fig.savefig(tmp, dpi=110, format=Path(out).suffix[1:] or "png")
+    finally:
+        plt.close(fig)          # pyplot holds every figure not closed, a refused output's too
     return drawn

@@ -114,6 +114,24 @@ def test_plot_of_nothing_says_so_without_matplotlibs_warning(tmp_path):
         "empty axes"]
 
 
+def test_a_refused_plot_leaves_no_figure_open(tmp_path):
+    """plot to a path through a regular file (not a directory) is refused, and
+    its figure closed all the same: pyplot holds every figure not closed, and
+    the fuzz bench's in-process plots to refused targets grew one worker to
+    2 GiB over 4,000 of them (issue 78)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    from iomodel.models import load_model
+    from iomodel.models.plot import plot
+    (tmp_path / "file").write_text("x")
+    model = load_model(ROOT / "models" / "examples" / "btio-B-4.json")
+    before = plt.get_fignums()
+    with pytest.raises(OSError):
+        plot(model, tmp_path / "file" / "x.png")
+    assert plt.get_fignums() == before
+    assert (tmp_path / "file").read_text() == "x"
+
+
 def test_a_cluster_without_bandwidth_says_how_to_give_it(tmp_path):
     """A description with no profile and no bandwidth points: predict says what is
     missing and where to put it (a new user's first cluster file)."""
