@@ -31,6 +31,9 @@ def span_through_view(start, length, disp, blocks, extent, size=None):
     blocks, cum, size, locate = _locator(blocks, size)
     start, length = np.asarray(start, np.int64), np.asarray(length, np.int64)
     n = len(blocks)
+    if n == 0 or size <= 0:     # no data in the view: no piece, nowhere (as map_through_view)
+        none = np.full(len(start), -1, np.int64)
+        return none, none.copy(), np.zeros(len(start), np.int64)
 
     def byte(x):        # the file offset of data byte x
         tile, j = np.divmod(locate(x), n)

@@ -285,6 +285,16 @@ def test_pieces_past_the_budget_through_a_flattened_view(traced, monkeypatch):
         "taken as contiguous ranges from their first byte"]
 
 
+def test_span_through_a_view_of_no_data():
+    """A filetype of no blocks (a damaged description) holds no data: its
+    accesses have no piece and no place, as map_through_view gives none."""
+    from iomodel.analyzer.views import span_through_view
+    none = np.zeros((0, 2), np.int64)
+    first, end, count = span_through_view([0, 16], [8, 8], 0, none, 8)
+    assert (first.tolist(), end.tolist(), count.tolist()) == ([-1, -1], [-1, -1], [0, 0])
+    assert [x.tolist() for x in map_through_view([0, 16], [8, 8], 0, none, 8)] == [[], [], []]
+
+
 # ---------------------------------------------------------------- views of millions of pieces
 
 def test_views_of_millions_of_pieces_cost_what_their_accesses_move(traced, tmp_path):
