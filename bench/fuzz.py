@@ -30,6 +30,7 @@ usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--kinds trace,job,...] 
 """
 import argparse
 import collections
+import hashlib
 import json
 import multiprocessing
 import resource
@@ -57,6 +58,23 @@ CLUSTERS = [ROOT / "cluster" / "shipped" / f"{n}.yaml" for n in ("vc3", "vc4", "
 DARSHAN_LOGS = [ROOT / "tests" / "fixtures" / "darshan" / f"{n}.darshan"
                 for n in ("ior_mpiio_e", "posix_fpp", "rank0_writer_stdio")]
 WHEEL_LOGS = ("ior_hdf5_example.darshan", "dxt.darshan")
+# the folders of the code a row is of (pyproject.toml's wheel.packages)
+CODE_DIRS = ("iomodel", "analyzer", "tracer", "models", "replay", "cluster")
+
+
+def code_version():
+    """Which code a row is of: a hash of the git trees of the package's folders,
+    so that rows run at different commits that changed only docs or benches
+    are seen to be of one code; "+changed" when the checkout differs from them."""
+    try:
+        git = ["git", "-C", str(ROOT)]
+        trees = subprocess.run(git + ["rev-parse"] + [f"HEAD:{d}" for d in CODE_DIRS],
+                               capture_output=True, text=True, check=True).stdout
+        changed = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", *CODE_DIRS],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None                                     # not a git checkout
+    return hashlib.sha1(trees.encode()).hexdigest()[:10] + ("+changed" if changed else "")
 
 
 def darshan_logs():
@@ -224,8 +242,8 @@ ONLY = {"bypass": "launcher", "target violation": "output"}
 
 
 def table(res):
-    out = ["| reader | inputs | " + " | ".join(h for _, h in COLUMNS) + " |",
-           "|---" * (len(COLUMNS) + 2) + "|"]
+    out = ["| reader | inputs | " + " | ".join(h for _, h in COLUMNS) + " | code |",
+           "|---" * (len(COLUMNS) + 3) + "|"]
     for kind, r in res["kinds"].items():
         # a run before the crash column: in-process, where a crash would have ended the bench
         o, cells = {"crash": 0, **r["outcomes"]}, []
@@ -236,13 +254,14 @@ def table(res):
                 cells.append("-")               # a run before this column: not measured
             else:
                 cells.append(f"{o[key]:,}")
-        out.append(f"| {kind} | {r['inputs']:,} | " + " | ".join(cells) + " |")
+        out.append(f"| {kind} | {r['inputs']:,} | " + " | ".join(cells) + f" | {r.get('code') or '-'} |")
     m = res["machine"]
     out.append(f"\nDamaged inputs of real traces, models, cluster files and Darshan logs, type records, sets "
                f"of models to extrapolate, launcher options and output targets (`bench/fuzzing.py`), each "
                f"through the commands a user runs on it; a hang is {res['seconds']} s in one command, a crash "
                f"a command killed by a signal, over the limits a command that held more than "
-               f"{res.get('limit_gib', 2)} GiB of memory or ran out of it (-: not counted in that run). "
+               f"{res.get('limit_gib', 2)} GiB of memory or ran out of it (-: not counted in that run); "
+               f"code: a hash of the package's source trees the row was run on (`code_version`). "
                f"{m['cpu']}, {m['cores']} cores; {m['date']}.")
     return "\n".join(out)
 
@@ -266,13 +285,16 @@ def summary(res):
         f" (of the {measured:,} inputs measured)" if measured < inputs else "")
     each = ", ".join(f"{r['inputs']:,} {NAMES.get(kind, kind + 's')}" for kind, r in res["kinds"].items())
     dates = sorted({r.get("date") or res["machine"]["date"] for r in res["kinds"].values()})
+    codes = {r.get("code") for r in res["kinds"].values()}
+    of = (f"All on one code ({codes.pop()})" if len(codes) == 1 and None not in codes
+          else f"Of {len(codes)} versions of the code (docs/security.md)")
     m = res["machine"]
     return (f"{inputs:,} hostile inputs ({each}): "
             f"{plural(total['traceback'], 'traceback')}, {plural(total['hang'], 'hang')}, "
             f"{plural(total['crash'], 'crash', 'es')}, {limits}, "
             f"{plural(total['bypass'], 'bypass', 'es')}, {plural(total['target violation'], 'target violation')}, "
             f"{plural(total['refused without naming the file'], 'refusal')} not naming the file. "
-            f"{m['cpu']}, {m['cores']} cores; {', '.join(dates)}.")
+            f"{of}; {m['cpu']}, {m['cores']} cores; {', '.join(dates)}.")
 
 
 def publish(res):
@@ -314,6 +336,7 @@ def main():
                    "extrapolate": model_sets(work) if "extrapolate" in kinds else [],
                    "launcher": CLUSTERS, "output": traces[:1]}
         res = {"machine": machine(), "seconds": args.seconds, "limit_gib": args.limit_gib, "kinds": {}}
+        code = code_version()
         # a run of some readers keeps the others' results (each with its own date)
         try:
             before = json.loads(RESULTS.read_text())
@@ -324,7 +347,9 @@ def main():
             res["kinds"][kind] = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
                                              jobs=args.jobs, memory_gib=args.memory_gib,
                                              limit_gib=args.limit_gib, keep=args.keep),
-                                  "date": res["machine"]["date"]}
+                                  "date": res["machine"]["date"],
+                                  # a change to the code during the run makes the row of no one version
+                                  "code": code if code_version() == code else None}
             RESULTS.write_text(json.dumps(res, indent=1) + "\n")     # what is done so far, kept
     print(table(res))
     publish(res)
