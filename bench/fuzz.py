@@ -20,12 +20,15 @@ kind "types", traces of programs whose views have rich filetypes
 "extrapolate", models of btio_like, s3d_like and ior_like traced here at 2 to
 4 processes, and the paper's BT-IO and S3D-IO models; for "launcher", the
 shipped cluster descriptions; for "output", btio_like's trace and model.
-Inputs past a limit, and the slowest, are kept (--keep). Writes
+Each row says the code it ran on (code_version) and its seeds; a run of
+--first-seed N whose seeds follow a row's of the same code and sources adds to
+that row, so that 10^5 inputs of a slow reader can be run in parts. Inputs
+past a limit, and the slowest, are kept (--keep). Writes
 bench/results/fuzz.json and the table between the README's and
 docs/security.md's <!-- bench:fuzz --> markers; --render does only that.
 
 usage: .venv/bin/python bench/fuzz.py [--inputs 100000] [--kinds trace,job,...] [--jobs 2]
-                                      [--seconds 20] [--limit-gib 2] [--keep DIR]
+                                      [--seconds 20] [--limit-gib 2] [--keep DIR] [--first-seed N]
        .venv/bin/python bench/fuzz.py --render
 """
 import argparse
@@ -198,9 +201,11 @@ def _limit_memory(gib):
     resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
 
 
-def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4, limit_gib=2, keep=None):
-    """n inputs of one kind, spread over the sources (and over `jobs` worker
-    processes, each in a folder of its own); counts and first examples."""
+def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4, limit_gib=2, keep=None,
+             first=0):
+    """n inputs of one kind, seeds first to first + n - 1, spread over the
+    sources (and over `jobs` worker processes, each in a folder of its own);
+    counts and first examples."""
     counts, examples, t0 = collections.Counter(), {}, time.monotonic()
     peak, slowest = (0, None, None), (0.0, None, None)
     per = -(-n // len(sources))
@@ -208,7 +213,7 @@ def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4, 
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_limit_memory, initargs=(memory_gib,)) as pool:
         for j, src in enumerate(sources):
-            seeds = range(j * per, min(n, (j + 1) * per))
+            seeds = range(first + j * per, first + min(n, (j + 1) * per))
             shares = [(kind, seeds[w::jobs], src, work / kind / f"job{w}", seconds, model, limit_gib << 30, keep)
                       for w in range(jobs)]
             try:
@@ -230,7 +235,26 @@ def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4, 
             "seconds": round(time.monotonic() - t0, 1), "jobs": jobs, "examples": examples,
             "limit_gib": limit_gib, "most_memory": {"bytes": peak[0], "seed": peak[1], "source": peak[2]},
             "slowest": {"seconds": round(slowest[0], 2), "seed": slowest[1], "source": slowest[2]},
-            "sources": [Path(s).name for s in sources]}
+            "sources": [Path(s).name for s in sources], "seeds": [[first, first + n]]}
+
+
+def merged(old, new):
+    """One row of two runs of a reader on the same code whose seeds do not
+    overlap (a 10^5 run split over sittings); None when they cannot be one."""
+    if not old or old.get("code") is None or old.get("code") != new.get("code") or "seeds" not in old \
+            or old.get("sources") != new.get("sources") or old.get("limit_gib") != new.get("limit_gib"):
+        return None
+    if any(a < d and c < b for a, b in old["seeds"] for c, d in new["seeds"]):
+        return None                                 # the same inputs twice
+    examples = {k: (old["examples"].get(k, []) + v)[:5] for k, v in new["examples"].items()}
+    return {**new, "inputs": old["inputs"] + new["inputs"],
+            "outcomes": {k: old["outcomes"].get(k, 0) + new["outcomes"].get(k, 0) for k in new["outcomes"]},
+            "seconds": round(old["seconds"] + new["seconds"], 1),
+            "examples": {**old["examples"], **examples},
+            "most_memory": max(old["most_memory"], new["most_memory"], key=lambda m: m["bytes"]),
+            "slowest": max(old["slowest"], new["slowest"], key=lambda m: m["seconds"]),
+            "seeds": sorted(old["seeds"] + new["seeds"]),
+            "date": ", ".join(dict.fromkeys(old["date"].split(", ") + [new["date"]]))}
 
 
 COLUMNS = [("accepted", "accepted"), ("refused", "refused, naming the file"),
@@ -314,6 +338,9 @@ def main():
                     help="each worker's address space, past which an allocation fails (default: %(default)s)")
     ap.add_argument("--keep", default="/tmp/iomodel-fuzz-kept",
                     help="where inputs past a limit, and slow ones, are kept (default: %(default)s)")
+    ap.add_argument("--first-seed", type=int, default=0, metavar="N",
+                    help="the inputs' seeds start at N (default: %(default)s); a run whose seeds follow "
+                    "a row's of the same code adds to it: a 10^5 run in parts")
     ap.add_argument("--render", action="store_true",
                     help=f"only put the figures of {RESULTS.relative_to(ROOT)} into the docs")
     args = ap.parse_args()
@@ -344,12 +371,13 @@ def main():
         except (OSError, ValueError):
             pass
         for kind in kinds:
-            res["kinds"][kind] = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
-                                             jobs=args.jobs, memory_gib=args.memory_gib,
-                                             limit_gib=args.limit_gib, keep=args.keep),
-                                  "date": res["machine"]["date"],
-                                  # a change to the code during the run makes the row of no one version
-                                  "code": code if code_version() == code else None}
+            row = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
+                              jobs=args.jobs, memory_gib=args.memory_gib, limit_gib=args.limit_gib,
+                              keep=args.keep, first=args.first_seed),
+                   "date": res["machine"]["date"],
+                   # a change to the code during the run makes the row of no one version
+                   "code": code if code_version() == code else None}
+            res["kinds"][kind] = merged(res["kinds"].get(kind), row) or row
             RESULTS.write_text(json.dumps(res, indent=1) + "\n")     # what is done so far, kept
     print(table(res))
     publish(res)

@@ -303,3 +303,21 @@ def test_the_target_check_sees_what_is_wrong(tmp_path):
     t.path.write_text("{}")
     (t.base / ".model.x1y2.tmp.json").write_text("")
     assert t.check(0) == f"temporary file left: {t.base / '.model.x1y2.tmp.json'}"
+
+
+def test_rows_of_one_code_add_up_and_never_count_an_input_twice():
+    import fuzz
+    def row(code, a, b, refused, secs, slow, date="2026-12-05"):
+        return {"code": code, "seeds": [[a, b]], "sources": ["x"], "limit_gib": 2, "inputs": b - a,
+                "outcomes": {"accepted": b - a - refused, "refused": refused}, "seconds": secs,
+                "examples": {"refused": [f"r{a}"]}, "most_memory": {"bytes": secs, "seed": a},
+                "slowest": {"seconds": slow, "seed": a}, "date": date}
+    one, two = row("abc", 0, 50, 10, 5.0, 0.5), row("abc", 50, 100, 20, 7.0, 0.25, "2026-12-06")
+    m = fuzz.merged(one, two)
+    assert (m["inputs"], m["outcomes"], m["seconds"], m["seeds"]) == \
+        (100, {"accepted": 70, "refused": 30}, 12.0, [[0, 50], [50, 100]])
+    assert m["slowest"] == {"seconds": 0.5, "seed": 0} and m["most_memory"] == {"bytes": 7.0, "seed": 50}
+    assert m["examples"] == {"refused": ["r0", "r50"]} and m["date"] == "2026-12-05, 2026-12-06"
+    assert fuzz.merged(one, row("abc", 40, 90, 0, 1.0, 0.1)) is None      # seeds 40-49 twice
+    assert fuzz.merged(one, row("abd", 50, 100, 0, 1.0, 0.1)) is None     # another code
+    assert fuzz.merged(row(None, 0, 50, 0, 1.0, 0.1), row(None, 50, 100, 0, 1.0, 0.1)) is None
