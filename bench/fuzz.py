@@ -241,7 +241,8 @@ def run_kind(kind, n, sources, work, seconds, model=None, jobs=1, memory_gib=4, 
 def merged(old, new):
     """One row of two runs of a reader on the same code whose seeds do not
     overlap (a 10^5 run split over sittings); None when they cannot be one."""
-    if not old or old.get("code") is None or old.get("code") != new.get("code") or "seeds" not in old \
+    if not old or old.get("code") is None or old["code"].endswith("+changed") or old.get("code") != new.get("code") \
+            or "seeds" not in old \
             or old.get("sources") != new.get("sources") or old.get("limit_gib") != new.get("limit_gib"):
         return None
     if any(a < d and c < b for a, b in old["seeds"] for c, d in new["seeds"]):

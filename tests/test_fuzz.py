@@ -321,3 +321,5 @@ def test_rows_of_one_code_add_up_and_never_count_an_input_twice():
     assert fuzz.merged(one, row("abc", 40, 90, 0, 1.0, 0.1)) is None      # seeds 40-49 twice
     assert fuzz.merged(one, row("abd", 50, 100, 0, 1.0, 0.1)) is None     # another code
     assert fuzz.merged(row(None, 0, 50, 0, 1.0, 0.1), row(None, 50, 100, 0, 1.0, 0.1)) is None
+    # a checkout with uncommitted changes: two such runs need not be of one code
+    assert fuzz.merged(row("abc+changed", 0, 50, 0, 1.0, 0.1), row("abc+changed", 50, 100, 0, 1.0, 0.1)) is None
