@@ -125,8 +125,14 @@ def _remap(r, path_map, routine_map, shift):
             r.lower["t_end"] = r.lower["t_end"] + shift
 
 
+class Stopped(Exception):
+    """The analyzer told a worker to stop (it goes serial, or it failed)."""
+
+
 def _serve(conn, sources, fd):
-    """A worker: read the ranks of `sources`, then answer the analyzer's passes."""
+    """A worker: read the ranks of `sources`, then answer the analyzer's passes.
+    fd: the shared memory the bursts go into; None (another node): they go
+    back in the answer."""
     try:
         origins = []
 
@@ -178,6 +184,8 @@ def _serve(conn, sources, fd):
                 off = table.s("offset0")
                 conn.send(("busy", table.hi(_busy_after_entry(table.s, entry, table.spread)),
                            {p: off[:, table.col[p]] for p in need}))
+            elif ask[0] == "columns" and fd is None:
+                conn.send(("columns", {f: own[f] for f in BURST_FIELDS}))
             elif ask[0] == "columns":
                 total, dests = ask[1:]
                 with _Columns(fd, total) as cols:
@@ -189,6 +197,8 @@ def _serve(conn, sources, fd):
                 conn.send(("columns",))
             else:
                 break
+    except Stopped:
+        pass
     except BaseException:   # noqa: B036 - anything: the analyzer goes serial
         try:
             conn.send(("error", traceback.format_exc()))
@@ -285,10 +295,16 @@ class _Columns:
 class RankWorkers:
     """The worker processes of one analysis, and what they told of their ranks."""
 
-    def __init__(self, sources, jobs):
+    def __init__(self, sources, jobs, conns=None, fd=None):
+        """Forked workers for `sources` in `jobs` blocks; or, given `conns`
+        (and the shared memory `fd` of those that share it), workers that
+        already run (analyzer/mpi_job.py)."""
+        self.threshold_sent = False
+        if conns is not None:
+            self.conns, self.procs, self.jobs, self.fd = conns, [], len(conns), fd
+            return
         ctx = multiprocessing.get_context("fork")
         self.conns, self.procs, self.jobs = [], [], jobs
-        self.threshold_sent = False
         # the bursts come back through memory the workers share with the analyzer
         self.fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
         for block in split_sources(sources, jobs):
@@ -300,9 +316,9 @@ class RankWorkers:
             self.procs.append(p)
 
     def close(self):
-        os.close(self.fd)
         for c in self.conns:
             c.close()
+        os.close(self.fd)
         for p in self.procs:
             p.join(timeout=5)
             if p.is_alive():
@@ -494,10 +510,17 @@ class RankWorkers:
         os.ftruncate(self.fd, max(RECORD_BYTES * at, 1))
         for c, d in zip(self.conns, dests):
             c.send(("columns", at, d))
-        for c in self.conns:
-            self._recv(c, "columns")
+        cols = _Columns(self.fd, at)
+        for c, d, cw in zip(self.conns, dests, counts):
+            got = self._recv(c, "columns")
+            if got:             # a worker without the shared memory: its bursts, written here
+                pos = 0
+                for (_, n), to in zip(cw, d):
+                    for f in BURST_FIELDS:
+                        cols[f][to:to + n] = got[0][f][pos:pos + n]
+                    pos += n
         self.dests = dests
-        return _Columns(self.fd, at).cols    # the map lives as long as its columns
+        return cols.cols    # the map lives as long as its columns
 
     def _by_burst(self, counts, mixeds, nesteds):
         """The workers' dicts by their own burst index, by the burst's place in rank order."""

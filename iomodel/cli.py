@@ -188,6 +188,8 @@ def cmd_analyze(args):
         return fail(f"{args.input}: the model of what it holds is not valid ({e}): is it damaged?")
     except TraceError as e:
         return damaged(e, "models")
+    if model is None:            # a worker process of an MPI analysis: process 0 writes the model
+        return 0
     for line in model["source"].get("unavailable", []):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):

@@ -1,0 +1,81 @@
+"""`iomodel analyze` as an MPI job (analyzer/mpi_job.py, issue 81): under
+mpirun (Open MPI) and mpiexec.mpich, at 2 and 3 processes, the model is the
+one `-j 1` writes, byte for byte; a damaged share is the serial analysis's
+error, no process left waiting; an mpi4py of another MPI is said."""
+import os
+import subprocess
+
+import pytest
+from conftest import BOTH_MPIS, IOMODEL, mpi_env, mpirun
+
+# btio_like: every process the same bursts (the workers reduce the phases' numbers);
+# s3d_like: rank 0's header too (the bursts themselves come back to process 0);
+# each as one job file and as rank files (IOMODEL_JOIN=0)
+CASES = [("btio_like", 4, ("16", "16", "16", "4"), "1"), ("s3d_like", 4, ("blocking", "16", "16", "16"), "1"),
+         ("s3d_like", 3, ("blocking", "12", "12", "12"), "0")]
+
+
+def analyze_under(mpi, np_, trace, out, *extra, **kw):
+    env = {**os.environ, **mpi_env(mpi)}
+    return subprocess.run(mpirun(np_, *IOMODEL, "analyze", trace, "-o", out, *extra, mpi=mpi),
+                          capture_output=True, text=True, timeout=180, env=env, **kw)
+
+
+@pytest.fixture(scope="module")
+def case_traces(build_dir, tmp_path_factory):
+    out = {}
+    for name, np_, args, join in CASES:
+        work = tmp_path_factory.mktemp(f"{name}-{np_}")
+        (work / "data").mkdir()
+        trace = work / "trace"
+        subprocess.run(IOMODEL + ["trace", "-o", trace, "--", *mpirun(np_, build_dir / name, work / "data", *args)],
+                       check=True, capture_output=True, timeout=120,
+                       env={**os.environ, "IOMODEL_POSIX": "0", "IOMODEL_JOIN": join})
+        assert (trace / "job.iot").exists() == (join == "1")
+        serial = work / "serial.json"
+        subprocess.run(IOMODEL + ["analyze", trace, "-o", serial, "-q", "-j", "1"], check=True, timeout=120)
+        out[(name, np_)] = (trace, serial.read_bytes())
+    return out
+
+
+@BOTH_MPIS
+@pytest.mark.parametrize("processes", [2, 3])
+def test_the_model_is_the_serial_one(case_traces, mpi, processes, tmp_path):
+    for (name, np_), (trace, serial) in case_traces.items():
+        out = tmp_path / f"{name}-{np_}.json"
+        proc = analyze_under(mpi, processes, trace, out)
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_bytes() == serial, (name, np_)
+        # one analysis: processes each alone would each print and write the model
+        assert proc.stdout.count("model written to") == 1
+
+
+@BOTH_MPIS
+def test_a_damaged_share_is_the_serial_error_and_no_process_waits(case_traces, mpi, tmp_path):
+    trace, _ = case_traces[("s3d_like", 4)]
+    damaged = tmp_path / "trace"
+    damaged.mkdir()
+    data = bytearray((trace / "job.iot").read_bytes())
+    for i in range(len(data) * 3 // 4, len(data) * 3 // 4 + 64):     # inside the last ranks' images
+        data[i] ^= 0x5A
+    (damaged / "job.iot").write_bytes(bytes(data))
+    serial = subprocess.run(IOMODEL + ["analyze", damaged, "-o", tmp_path / "s.json", "-q", "-j", "1"],
+                            capture_output=True, text=True, timeout=120)
+    assert serial.returncode == 2 and f"{damaged}/job.iot (rank" in serial.stderr
+    proc = analyze_under(mpi, 3, damaged, tmp_path / "m.json", "-q")  # timeout: a hang fails the test
+    assert proc.returncode != 0
+    said = [line for line in proc.stderr.splitlines() if line.startswith("iomodel: error:")]
+    assert said == [serial.stderr.strip()]
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_mpi4py_of_another_mpi_is_said(case_traces, tmp_path):
+    trace, _ = case_traces[("btio_like", 4)]
+    # Hydra starts 2 processes; mpi4py built for Open MPI sees each alone
+    proc = subprocess.run(["mpiexec.mpich", "-n", "2", *IOMODEL, "analyze", trace, "-o", tmp_path / "m.json", "-q"],
+                          capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert proc.returncode != 0
+    assert ("iomodel: error: analyze was started as one of 2 MPI processes, but mpi4py's MPI (Open MPI v4.1.4) "
+            "sees 1") in proc.stderr
+    assert not (tmp_path / "m.json").exists()
