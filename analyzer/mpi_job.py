@@ -15,6 +15,7 @@ for ever.
 import os
 import queue
 import threading
+import time
 
 from .parallel import RankWorkers, Stopped, WorkerFailed, _serve, split_sources
 
@@ -61,6 +62,19 @@ def world():
     return MPI.COMM_WORLD
 
 
+def _wait(comm, source):
+    """The next message from `source`, waited for without spinning: a blocking
+    receive busy-polls in Open MPI and MPICH, and a process waiting on this
+    node would take the core of one working (process 0's reading thread, or
+    process 0 itself while the workers wait for its next pass)."""
+    while not comm.Iprobe(source=source, tag=_TAG):
+        time.sleep(_POLL_S)
+    return comm.recv(source=source, tag=_TAG)
+
+
+_POLL_S = 0.001
+
+
 def _is_done(msg):
     """The analyzer's ("done",), told apart from messages of arrays."""
     return isinstance(msg, tuple) and len(msg) == 1 and isinstance(msg[0], str) and msg[0] == "done"
@@ -90,7 +104,7 @@ class _MPIConn:
         self.gone = _is_done(msg)
 
     def recv(self):
-        msg = self.comm.recv(source=self.peer, tag=_TAG)
+        msg = _wait(self.comm, self.peer)
         self.pending -= 1
         if msg[0] == "error":
             self.gone, self.pending = True, 0
@@ -112,7 +126,7 @@ class _WorkerEnd:
         self.comm.send(msg, dest=0, tag=_TAG)
 
     def recv(self):
-        msg = self.comm.recv(source=0, tag=_TAG)
+        msg = _wait(self.comm, 0)
         if _is_done(msg):
             raise Stopped()
         return msg
