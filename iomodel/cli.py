@@ -181,6 +181,11 @@ def cmd_analyze(args):
     from iomodel.models import save_model
     from iomodel.models.report import text
     from iomodel.models import ModelError
+    from iomodel.analyzer.log_batch import logs_in
+    src = Path(args.input)
+    if src.is_dir() and not any(src.glob("*.iot")) and logs_in(src):
+        return _analyze_logs(args)
+    args.output = args.output or "model.json"
     try:
         model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle,
                         jobs=args.jobs, partial=args.partial)
@@ -202,6 +207,35 @@ def cmd_analyze(args):
     if not args.quiet:
         print(text(model))
         print(f"\nmodel written to {args.output}")
+    return 0
+
+
+def _analyze_logs(args):
+    """analyze LOGDIR: a model per Darshan log and their summary table, spread
+    over the processes of an MPI launch (analyzer/log_batch.py)."""
+    from iomodel.analyzer import TraceError, analyze
+    from iomodel.analyzer.log_batch import analyze_logs
+    from iomodel.analyzer.mpi_job import world
+    from iomodel.models import ModelError
+    if args.partial or args.jobs or args.max_comm_gap is not None:
+        raise ValueError(f"{args.input}: a directory of Darshan logs: --partial, -j and --max-comm-gap "
+                         "are a trace's")
+    out = Path(args.output or f"{Path(args.input).name}-models")
+
+    def one(log):
+        try:
+            return analyze(log, max_idle_s=args.max_idle)
+        except (ModelError, TraceError) as e:     # a log that gives no model: its row says why
+            raise ValueError(str(e)) from None
+    comm = world()
+    rows = analyze_logs(args.input, out, one, comm)
+    if rows is None:             # a worker process: process 0 says it all
+        return 0
+    bad = [r for r in rows if r["error"]]
+    for r in bad:
+        print(f"iomodel: note: no model: {r['error']}", file=sys.stderr)
+    if not args.quiet:
+        print(f"{len(rows) - len(bad)} of {len(rows)} logs modelled; models and summary.parquet in {out}")
     return 0
 
 
@@ -715,8 +749,10 @@ def build_parser():
     a = sub.add_parser("analyze", help="build the I/O model of a trace or Darshan log",
                        description="Find the application's I/O phases (docs/commands/analyze.md) "
                        "and write the model (docs/model-format.md).")
-    a.add_argument("input", help="trace directory, or a Darshan log (.darshan) with DXT")
-    a.add_argument("-o", "--output", default="model.json", help="model file (default: %(default)s)")
+    a.add_argument("input", help="trace directory, a Darshan log (.darshan) with DXT, or a directory of "
+                   "Darshan logs")
+    a.add_argument("-o", "--output", help="model file (default: model.json); for a directory of Darshan "
+                   "logs, the directory of their models and summary.parquet (default: LOGDIR-models)")
     a.add_argument("--max-comm-gap", type=int, metavar="N",
                    help="same burst when at most N communication calls apart (default: from the data)")
     a.add_argument("--max-idle", type=float, metavar="S",

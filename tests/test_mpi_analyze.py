@@ -3,10 +3,15 @@ mpirun (Open MPI) and mpiexec.mpich, at 2 and 3 processes, the model is the
 one `-j 1` writes, byte for byte; a damaged share is the serial analysis's
 error, no process left waiting; an mpi4py of another MPI is said."""
 import os
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
-from conftest import BOTH_MPIS, IOMODEL, mpi_env, mpirun
+import pyarrow.parquet as pq
+from conftest import BOTH_MPIS, IOMODEL, ROOT, mpi_env, mpirun
+
+DARSHAN = ROOT / "tests" / "fixtures" / "darshan"
 
 # btio_like: every process the same bursts (the workers reduce the phases' numbers);
 # s3d_like: rank 0's header too (the bursts themselves come back to process 0);
@@ -79,3 +84,51 @@ def test_mpi4py_of_another_mpi_is_said(case_traces, tmp_path):
     assert ("iomodel: error: analyze was started as one of 2 MPI processes, but mpi4py's MPI (Open MPI v4.1.4) "
             "sees 1") in proc.stderr
     assert not (tmp_path / "m.json").exists()
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory):
+    """The test logs as a facility's day: in 2026/12/, and one at the top."""
+    d = tmp_path_factory.mktemp("logs")
+    (d / "2026" / "12").mkdir(parents=True)
+    for f in DARSHAN.glob("*.darshan"):
+        shutil.copy(f, d / "2026" / "12" / f.name)
+    shutil.copy(DARSHAN / "ior_posix_i2_e.darshan", d / "top.darshan")
+    return d
+
+
+def test_a_directory_of_darshan_logs_is_a_model_each_and_a_summary(log_dir, tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run(IOMODEL + ["analyze", log_dir, "-o", out], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"7 of 9 logs modelled; models and summary.parquet in {out}\n"
+    rows = {r["log"]: r for r in pq.read_table(out / "summary.parquet").to_pylist()}
+    assert list(rows) == sorted(rows) and len(rows) == 9
+    # ior -a MPIIO -c -s 2 -b 16k -t 4k -w -r on 2 ranks: 2 x 2 x 16 KiB written, then read
+    r = rows["2026/12/ior_mpiio_e.darshan"]
+    assert (r["model"], r["np"], r["phases"], r["weight_bytes"], r["operations"], r["access_types"]) == \
+        ("2026-12-ior_mpiio_e.json", 2, 2, 2 * 2 * 2 * 16384, "read,write", "shared")
+    # -F on 4 ranks: a file each, 4 x 2 x 16 KiB each way
+    r = rows["2026/12/ior_posix_fpp_e.darshan"]
+    assert (r["np"], r["phases"], r["weight_bytes"], r["access_types"]) == (4, 2, 2 * 4 * 2 * 16384, "unique")
+    # -i 2: two repetitions of 2 x 16 KiB each way, four phases
+    assert (rows["top.darshan"]["phases"], rows["top.darshan"]["weight_bytes"]) == (4, 2 * 2 * 2 * 16384)
+    assert (out / "top.json").is_file() and (out / "2026-12-ior_mpiio_e.json").is_file()
+    for bad in ("2026/12/excluded.darshan", "2026/12/rank0_writer_stdio.darshan"):
+        assert rows[bad]["model"] is None and rows[bad]["error"].startswith(f"{log_dir / bad}: no I/O model")
+        assert f"iomodel: note: no model: {log_dir / bad}: no I/O model" in proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted([r["model"] for r in rows.values() if r["model"]]
+                                                            + ["summary.parquet"])
+
+
+@BOTH_MPIS
+def test_the_logs_spread_over_an_mpi_job_give_the_same(log_dir, mpi, tmp_path):
+    serial = tmp_path / "serial"
+    subprocess.run(IOMODEL + ["analyze", log_dir, "-o", serial, "-q"], check=True, timeout=300)
+    out = tmp_path / "mpi"
+    proc = analyze_under(mpi, 3, log_dir, out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("logs modelled") == 1
+    assert pq.read_table(out / "summary.parquet").equals(pq.read_table(serial / "summary.parquet"))
+    for f in serial.glob("*.json"):
+        assert (out / f.name).read_bytes() == f.read_bytes()
