@@ -41,6 +41,22 @@ def launched_size():
     return 1
 
 
+def _launched_rank():
+    for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
+        try:
+            return int(os.environ[v])
+        except (KeyError, ValueError):
+            continue
+    return 0
+
+
+def _refuse(msg):
+    """One message for the whole launch: process 0 says it, the others only fail."""
+    if _launched_rank():
+        raise SystemExit(2)
+    raise RuntimeError(msg)
+
+
 def world():
     """MPI_COMM_WORLD where this process is one of several a launcher started,
     else None."""
@@ -50,15 +66,14 @@ def world():
     try:
         from mpi4py import MPI
     except ImportError:
-        raise RuntimeError(f"analyze was started as one of {n} MPI processes: that needs mpi4py "
-                           "(.venv/bin/pip install mpi4py, built for the launcher's MPI; docs/mpi.md), "
-                           "or run it without the launcher") from None
+        _refuse(f"analyze was started as one of {n} MPI processes: that needs mpi4py "
+                "(.venv/bin/pip install mpi4py, built for the launcher's MPI; docs/mpi.md), "
+                "or run it without the launcher")
     if MPI.COMM_WORLD.Get_size() != n:     # each process alone: all would write the model
         lib = MPI.Get_library_version().split(",")[0].strip()
-        raise RuntimeError(f"analyze was started as one of {n} MPI processes, but mpi4py's MPI "
-                           f"({lib}) sees "
-                           f"{MPI.COMM_WORLD.Get_size()}: run it under the launcher of mpi4py's MPI, or "
-                           f"give mpi4py built for this one (docs/mpi.md)")
+        _refuse(f"analyze was started as one of {n} MPI processes, but mpi4py's MPI ({lib}) sees "
+                f"{MPI.COMM_WORLD.Get_size()}: run it under the launcher of mpi4py's MPI, or give mpi4py "
+                f"built for this one (docs/mpi.md)")
     return MPI.COMM_WORLD
 
 
