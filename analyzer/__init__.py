@@ -17,25 +17,28 @@ def load_ops(path, partial=False):
     return ops_from_trace(Trace(path, lazy=True, partial=partial))
 
 
-def analyze(path, max_comm_gap=None, max_idle_s=None, jobs=None, partial=False):
+def analyze(path, max_comm_gap=None, max_idle_s=None, jobs=None, partial=False, mpi=True):
     """The I/O model (a dict, docs/model-format.md) of a trace or Darshan log.
     A trace's per-rank stages run in `jobs` processes (analyzer/parallel.py;
     None: one per core, for traces of at least MIN_PARALLEL_BYTES; 1: none).
     partial: a damaged trace's model of what comes before the damage (read in
     one process), marked partial.  Run as one of several processes of an MPI
-    launch (mpirun, srun; mpi4py), the processes share the per-rank stages
-    (analyzer/mpi_job.py): process 0 returns the model, the others None."""
+    launch (mpirun, srun; mpi4py), unless mpi is False, the processes share a
+    trace's per-rank stages (analyzer/mpi_job.py); process 0 returns the model,
+    the others None (and a log, or --partial, is process 0's alone)."""
     from .phases import build_model
     path = Path(path)
-    if path.is_dir() and not partial:
-        from .mpi_job import analyze_in_job, world
-        comm = world()      # one of several processes of an MPI launch: the analysis is their job
-        if comm is not None:
+    from .mpi_job import analyze_in_job, world
+    comm = world() if mpi else None
+    if comm is not None:
+        if path.is_dir() and not partial:
             return analyze_in_job(
                 comm, path,
                 lambda ops, w: build_model(ops, max_comm_gap=max_comm_gap, max_idle_s=max_idle_s, workers=w),
                 lambda: build_model(load_ops(path), max_comm_gap=max_comm_gap, max_idle_s=max_idle_s,
                                     consume=True))
+        if comm.Get_rank():
+            return None
     if path.is_dir() and jobs != 1 and not partial:
         from . import parallel
         trace = Trace(path, lazy=True)

@@ -41,7 +41,7 @@ def launched_size():
     return 1
 
 
-def _launched_rank():
+def launched_rank():
     for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
         try:
             return int(os.environ[v])
@@ -52,7 +52,7 @@ def _launched_rank():
 
 def _refuse(msg):
     """One message for the whole launch: process 0 says it, the others only fail."""
-    if _launched_rank():
+    if launched_rank():
         raise SystemExit(2)
     raise RuntimeError(msg)
 
@@ -70,7 +70,7 @@ def world():
                 "(.venv/bin/pip install mpi4py, built for the launcher's MPI; docs/mpi.md), "
                 "or run it without the launcher")
     if MPI.COMM_WORLD.Get_size() != n:     # each process alone: all would write the model
-        lib = MPI.Get_library_version().split(",")[0].strip()
+        lib = MPI.Get_library_version().strip().splitlines()[0].split(",")[0].strip()[:60]
         _refuse(f"analyze was started as one of {n} MPI processes, but mpi4py's MPI ({lib}) sees "
                 f"{MPI.COMM_WORLD.Get_size()}: run it under the launcher of mpi4py's MPI, or give mpi4py "
                 f"built for this one (docs/mpi.md)")

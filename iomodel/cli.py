@@ -183,8 +183,12 @@ def cmd_analyze(args):
     from iomodel.models import ModelError
     from iomodel.analyzer.log_batch import logs_in
     src = Path(args.input)
-    if src.is_dir() and not any(src.glob("*.iot")) and logs_in(src):
-        return _analyze_logs(args)
+    if src.is_dir() and not any(src.glob("*.iot")):
+        if logs_in(src):
+            return _analyze_logs(args)
+        if not any(src.glob("rank-*")):     # rank files of other names: the trace reader says what
+            return _one_voice(f"{src}: neither a trace (no rank-*.iot, no job.iot) nor a directory of Darshan "
+                              f"logs (no *.darshan in it or under it)")
     args.output = args.output or "model.json"
     try:
         model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle,
@@ -217,26 +221,35 @@ def _analyze_logs(args):
     from iomodel.analyzer.log_batch import analyze_logs
     from iomodel.analyzer.mpi_job import world
     from iomodel.models import ModelError
+    comm = world()
     if args.partial or args.jobs or args.max_comm_gap is not None:
-        raise ValueError(f"{args.input}: a directory of Darshan logs: --partial, -j and --max-comm-gap "
-                         "are a trace's")
+        return _one_voice(f"{args.input}: a directory of Darshan logs: --partial, -j and --max-comm-gap "
+                          "are a trace's")
     out = Path(args.output or f"{Path(args.input).name}-models")
 
     def one(log):
         try:
-            return analyze(log, max_idle_s=args.max_idle)
+            return analyze(log, max_idle_s=args.max_idle, mpi=False)    # each log in one process
         except (ModelError, TraceError) as e:     # a log that gives no model: its row says why
             raise ValueError(str(e)) from None
-    comm = world()
     rows = analyze_logs(args.input, out, one, comm)
     if rows is None:             # a worker process: process 0 says it all
         return 0
     bad = [r for r in rows if r["error"]]
     for r in bad:
         print(f"iomodel: note: no model: {r['error']}", file=sys.stderr)
+    if len(bad) == len(rows):
+        return fail(f"{args.input}: none of its {len(rows)} Darshan logs gave a model (summary.parquet in {out} "
+                    f"says why)")
     if not args.quiet:
         print(f"{len(rows) - len(bad)} of {len(rows)} logs modelled; models and summary.parquet in {out}")
     return 0
+
+
+def _one_voice(msg):
+    """A refusal said once for a whole MPI launch: by its process 0."""
+    from iomodel.analyzer.mpi_job import launched_rank
+    return 2 if launched_rank() else fail(msg)
 
 
 def _what_was_seen(path):

@@ -134,3 +134,66 @@ def test_the_logs_spread_over_an_mpi_job_give_the_same(log_dir, mpi, tmp_path):
     assert pq.read_table(out / "summary.parquet").equals(pq.read_table(serial / "summary.parquet"))
     for f in serial.glob("*.json"):
         assert (out / f.name).read_bytes() == f.read_bytes()
+
+
+def test_log_model_names_stay_unique(tmp_path):
+    from iomodel.analyzer.log_batch import _names
+    # a/b-c, a-b/c and a-b-c.0 all read a-b-c; each its own file, in path order
+    assert _names(["a/b-c.darshan", "a-b/c.darshan", "a-b-c.1.darshan", "x.darshan"]) == {
+        "a-b-c.1.darshan": "a-b-c.1.json", "a-b/c.darshan": "a-b-c.json", "a/b-c.darshan": "a-b-c.2.json",
+        "x.darshan": "x.json"}
+
+
+@BOTH_MPIS
+def test_a_log_that_cannot_be_written_on_another_process_stops_no_one(log_dir, mpi, tmp_path):
+    # every model's file made a directory: whichever process has a log, its write fails, and
+    # every process still reaches the end
+    out = tmp_path / "out"
+    from iomodel.analyzer.log_batch import _names, logs_in
+    for name in _names([str(p.relative_to(log_dir)) for p in logs_in(log_dir)]).values():
+        (out / name).mkdir(parents=True)
+    proc = analyze_under(mpi, 3, log_dir, out, "-q")          # timeout: a hang fails the test
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("iomodel: error:") == 1
+    assert f"iomodel: error: {log_dir}: none of its 9 Darshan logs gave a model" in proc.stderr
+    rows = pq.read_table(out / "summary.parquet").to_pylist()
+    assert all(r["model"] is None and r["error"] for r in rows) and len(rows) == 9
+
+
+@BOTH_MPIS
+def test_one_log_under_a_launcher_is_process_0s_alone(mpi, tmp_path):
+    out = tmp_path / "m.json"
+    proc = analyze_under(mpi, 3, DARSHAN / "ior_mpiio_e.darshan", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("model written to") == 1
+    serial = subprocess.run(IOMODEL + ["analyze", DARSHAN / "ior_mpiio_e.darshan", "-o", tmp_path / "s.json",
+                                       "-q"], check=True, timeout=120)
+    assert serial.returncode == 0 and out.read_bytes() == (tmp_path / "s.json").read_bytes()
+
+
+def test_a_directory_of_neither_is_said(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "notes.txt").write_text("x")
+    proc = subprocess.run(IOMODEL + ["analyze", tmp_path / "d"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"iomodel: error: {tmp_path / 'd'}: neither a trace (no rank-*.iot, no job.iot) nor a "
+                           f"directory of Darshan logs (no *.darshan in it or under it)\n")
+
+
+@BOTH_MPIS
+def test_a_crashing_log_reads_the_same_under_mpi(mpi, tmp_path):
+    """A log whose reader crashes (8 bytes at 1500 inverted: libdarshan-util's
+    SIGSEGV): its row says what serially it says, not the MPI library's
+    backtrace of the crash (the reader's child once inherited its handler)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = bytearray((DARSHAN / "ior_mpiio_e.darshan").read_bytes())
+    data[1500:1508] = bytes(b ^ 0xFF for b in data[1500:1508])
+    (logs / "crash.darshan").write_bytes(bytes(data))
+    shutil.copy(DARSHAN / "posix_fpp.darshan", logs)
+    serial = subprocess.run(IOMODEL + ["analyze", logs, "-o", tmp_path / "s", "-q"], capture_output=True,
+                            text=True, timeout=120)
+    assert serial.returncode == 0 and "the reader crashed (SIGSEGV)" in serial.stderr
+    proc = analyze_under(mpi, 2, logs, tmp_path / "m", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert pq.read_table(tmp_path / "m" / "summary.parquet").equals(pq.read_table(tmp_path / "s" / "summary.parquet"))
