@@ -13,11 +13,10 @@ every answer it is owed and tells every worker to stop, so no process waits
 for ever.
 """
 import os
-import queue
-import threading
 import time
 
-from .parallel import RankWorkers, Stopped, WorkerFailed, _serve, split_sources
+from . import memory_bound
+from .parallel import RankWorkers, ThreadLink, WorkerFailed, piece_conns, serve, split_pieces, split_sources
 
 __all__ = ["world", "analyze_in_job"]
 
@@ -26,8 +25,6 @@ __all__ = ["world", "analyze_in_job"]
 # (a batch script's own shell has SLURM_NTASKS, and no PMIX_RANK)
 _SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
 _TAG = 7017        # the analysis's messages, apart from anything else on COMM_WORLD
-# the analyzer's requests a worker answers (the others only tell it something)
-_ASKS = {"wishes", "contest", "numbers", "busy", "columns"}
 
 
 def launched_size():
@@ -90,128 +87,74 @@ def _wait(comm, source):
 _POLL_S = 0.001
 
 
-def _is_done(msg):
-    """The analyzer's ("done",), told apart from messages of arrays."""
-    return isinstance(msg, tuple) and len(msg) == 1 and isinstance(msg[0], str) and msg[0] == "done"
-
-
-def _asks(msg):
-    """Whether a message of the analyzer's wants an answer."""
-    if isinstance(msg, tuple) and msg and isinstance(msg[0], str):
-        return msg[0] in _ASKS
-    return isinstance(msg, tuple) and len(msg) == 7      # the maps of pass 1: answered with its gaps
-
-
-class _MPIConn:
-    """Process 0's end of its link to a worker process: what it sends, and the
-    answers it is owed (pending), so that closing takes them all first."""
-
-    shares_memory = False
+class _MPILink:
+    """Process 0's link to a worker process."""
 
     def __init__(self, comm, peer):
-        self.comm, self.peer, self.pending, self.gone = comm, peer, 1, False   # owed: the read
+        self.comm, self.peer = comm, peer
 
     def send(self, msg):
-        if self.gone:           # told to stop, or stopped by its own failure
-            return
         self.comm.send(msg, dest=self.peer, tag=_TAG)
-        self.pending += _asks(msg)
-        self.gone = _is_done(msg)
 
     def recv(self):
-        msg = _wait(self.comm, self.peer)
-        self.pending -= 1
-        if msg[0] == "error":
-            self.gone, self.pending = True, 0
-        return msg
+        return _wait(self.comm, self.peer)
 
     def close(self):
-        while self.pending > 0 and not self.gone:
-            self.recv()
-        self.send(("done",))
+        pass
 
 
 class _WorkerEnd:
-    """A worker process's end of its link to process 0."""
+    """A worker process's end of its link to process 0, whose sends do not wait
+    for process 0 to receive (isend): process 0, sending the next piece's
+    message, would wait for this process to receive it."""
 
     def __init__(self, comm):
-        self.comm = comm
+        self.comm, self.sent = comm, []
 
     def send(self, msg):
-        self.comm.send(msg, dest=0, tag=_TAG)
+        self.sent = [r for r in self.sent if not r.Test()]
+        self.sent.append(self.comm.isend(msg, dest=0, tag=_TAG))
 
     def recv(self):
-        msg = _wait(self.comm, 0)
-        if _is_done(msg):
-            raise Stopped()
-        return msg
+        return _wait(self.comm, 0)
 
     def close(self):
-        pass
+        for r in self.sent:     # process 0 takes every answer it is owed before it says done
+            r.wait()
 
 
-class _ThreadConn:
-    """Process 0's link to the worker thread that reads its own block."""
-
-    shares_memory = True
-
-    def __init__(self, sources, fd):
-        self.to, self.back = queue.Queue(), queue.Queue()
-        end = _Pair(self.back, self.to)
-        self.thread = threading.Thread(target=_serve, args=(end, sources, fd), daemon=True)
-        self.thread.start()
-
-    def send(self, msg):
-        self.to.put(msg)
-
-    def recv(self):
-        return self.back.get()
-
-    def close(self):
-        self.to.put(("done",))
-        self.thread.join()
-
-
-class _Pair:
-    def __init__(self, out, into):
-        self.out, self.into = out, into
-
-    def send(self, msg):
-        self.out.put(msg)
-
-    def recv(self):
-        msg = self.into.get()
-        if _is_done(msg):
-            raise Stopped()
-        return msg
-
-    def close(self):
-        pass
-
-
-def analyze_in_job(comm, path, build, serial):
+def analyze_in_job(comm, path, build, serial, max_memory=None):
     """Process 0: the model by `build(ops, workers)`, or `serial()` where the
-    workers cannot; the other processes: serve their block, return None."""
+    workers cannot; the other processes: serve their block, return None.
+    Each process holds its block whole where it fits in `max_memory` (None:
+    memory_bound's default for the processes on its node), else reads it in
+    pieces (analyzer/parallel.py)."""
     from .trace import Trace
     rank, size = comm.Get_rank(), comm.Get_size()
-    blocks = None
+    from mpi4py import MPI
+    here = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    budgets = comm.gather(memory_bound.budget(max_memory, here.Get_size()), root=0)
+    here.Free()
+    pieces = None
     if rank == 0:
         try:
             trace = Trace(path, lazy=True)
             if len(trace.rank_files) > 1 and hasattr(os, "memfd_create"):
-                blocks = split_sources(trace.rank_files, size)
+                pieces = [split_pieces(b, memory_bound.piece_bytes(budgets[r], analyzer=r == 0))
+                          for r, b in enumerate(split_sources(trace.rank_files, size))]
         except Exception:       # noqa: BLE001 - the serial analysis says what is wrong
-            blocks = None
-    blocks = comm.bcast(blocks, root=0)
+            pieces = None
+    pieces = comm.bcast(pieces, root=0)
     if rank:
-        if blocks is not None and rank < len(blocks):
-            _serve(_WorkerEnd(comm), blocks[rank], None)
+        if pieces is not None and rank < len(pieces):
+            serve(_WorkerEnd(comm), pieces[rank], None, len(pieces[rank]) == 1)
         return None
-    if blocks is None:
+    if pieces is None:
         return serial()
     fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
-    conns = [_ThreadConn(blocks[0], fd)] + [_MPIConn(comm, r) for r in range(1, len(blocks))]
-    workers = RankWorkers(None, None, conns=conns, fd=fd)
+    links = [ThreadLink(pieces[0], fd)] + [_MPILink(comm, r) for r in range(1, len(pieces))]
+    conns = [c for link, p in zip(links, pieces) for c in piece_conns(link, len(p))]
+    workers = RankWorkers(None, None, links=links, conns=conns, fd=fd)
     try:
         try:
             return build(workers.read(path, empty=trace.empty_ranks), workers)

@@ -10,7 +10,15 @@ byte for byte.
 
 Writes bench/results/analyze-mpi.json.
 
-usage: .venv/bin/python bench/analyze_mpi.py [--ranks 4096] [--calls 2440] [--processes 2] [--keep DIR]
+With --max-memory, also under mpirun with each bound (each process reading
+its block in pieces where it does not fit: pieces_per_process); with
+--only-bounded, only those (10^8 events: --calls 24414).  Every run's model
+is checked for the phases the synthetic trace was made with
+(synthetic_phases).  Runs add to the file's, a run of the same events, mode,
+processes and bound replacing the old.
+
+usage: .venv/bin/python bench/analyze_mpi.py [--ranks 4096] [--calls 2440] [--processes 2]
+           [--max-memory 2GiB,512MiB] [--only-bounded] [--keep DIR]
 """
 import argparse
 import json
@@ -52,32 +60,74 @@ def run(launch, trace, model, rss_dir, env, *options):
     return wall, max(max(x) for x in peaks) / 2 ** 20, len(peaks)
 
 
+def synthetic_phases(ranks, calls):
+    """The phases bench/synth_trace.py makes: each of its calls/2 writes a
+    phase of its own (120 communication calls apart), its reads one phase."""
+    return [("write", ranks, 1)] * (calls // 2) + [("read", ranks, calls - calls // 2)]
+
+
+def pieces(trace, processes, bound):
+    """How many pieces each process reads its block in under `bound` (mpirun)."""
+    from iomodel.analyzer import Trace, memory_bound
+    from iomodel.analyzer.parallel import split_pieces, split_sources
+    files = Trace(trace, lazy=True).rank_files
+    return [len(split_pieces(b, memory_bound.piece_bytes(bound, analyzer=r == 0)))
+            for r, b in enumerate(split_sources(files, processes))]
+
+
+def key(r):
+    return (r["events"], r["mode"], r["processes"], r.get("max_memory"))
+
+
 def main():
+    from iomodel.cluster.description import parse_size
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=4096)
     ap.add_argument("--calls", type=int, default=2440, help="data calls per rank (4096 x 2440: 10^7 events)")
     ap.add_argument("--processes", default="2", help="comma-separated process counts (default: %(default)s)")
+    ap.add_argument("--max-memory", default="", metavar="SIZE,...",
+                    help="also run mpirun -np P with each of these bounds (e.g. 2GiB,512MiB)")
+    ap.add_argument("--only-bounded", action="store_true",
+                    help="only the bounded runs (a trace too large for one process)")
     ap.add_argument("--keep", type=Path, help="write the trace here and keep it")
     ap.add_argument("-o", type=Path, default=RESULTS)
     args = ap.parse_args()
+    bounds = [x for x in args.max_memory.split(",") if x]
     work = Path(tempfile.mkdtemp(prefix="iomodel-amp-"))
     trace = args.keep or work / "trace"
     try:
         info = synth_trace.write_trace(trace, ranks=args.ranks, calls=args.calls, job=True)
         env = {**os.environ, **MPI_ENV}
         serial = work / "serial.json"
+        plan = [] if args.only_bounded else \
+            [("serial", 1, None)] + [(m, int(x), None) for x in args.processes.split(",") for m in ("-j", "mpirun")]
+        plan += [("mpirun", int(x), b) for x in args.processes.split(",") for b in bounds]
+        want = synthetic_phases(args.ranks, args.calls)
         runs = []
-        for mode, p in [("serial", 1)] + [(m, int(x)) for x in args.processes.split(",") for m in ("-j", "mpirun")]:
-            out = work / f"{mode}{p}.json"
+        for mode, p, bound in plan:
+            out = work / f"{mode}{p}{bound or ''}.json"
             launch = ["mpirun", "-np", str(p)] if mode == "mpirun" else []
-            wall, rss, n = run(launch, trace, out, work / "rss", env, *([] if launch else ["-j", str(p)]))
-            runs.append({"mode": mode, "processes": p, "events": info["events"], "wall_s": round(wall, 2),
-                         "events_per_s": round(info["events"] / wall), "max_rss_gib_per_process": round(rss, 3),
-                         "same_as_serial": out.read_bytes() == (out if mode == "serial" else serial).read_bytes()})
+            options = ([] if launch else ["-j", str(p)]) + (["--max-memory", bound] if bound else [])
+            wall, rss, n = run(launch, trace, out, work / "rss", env, *options)
+            model = json.loads(out.read_text())
+            row = {"mode": mode, "processes": p, "max_memory": bound, "events": info["events"],
+                   "ranks": args.ranks, "calls": args.calls,
+                   "wall_s": round(wall, 2), "events_per_s": round(info["events"] / wall),
+                   "max_rss_gib_per_process": round(rss, 3),
+                   "synthetic_phases": [(q["operation"], q["np"], q["rep"]) for q in model["phases"]] == want,
+                   "same_as_serial": True if mode == "serial" else
+                   out.read_bytes() == serial.read_bytes() if serial.exists() else None}
+            if bound:
+                row["pieces_per_process"] = pieces(trace, p, parse_size(bound))
+            runs.append(row)
             if mode == "serial":
                 shutil.copy(out, serial)
-            print(json.dumps(runs[-1]), flush=True)
-        result = {"machine": machine(), "ranks": args.ranks, "calls": args.calls, "runs": runs}
+            print(json.dumps(row), flush=True)
+        old = json.loads(args.o.read_text()).get("runs", []) if args.o.exists() else []
+        fresh = {key(r) for r in runs}
+        result = {"machine": machine(),
+                  "runs": sorted([r for r in old if key(r) not in fresh] + runs,
+                                 key=lambda r: (r["events"], r["mode"], r["processes"], r.get("max_memory") or ""))}
         args.o.write_text(json.dumps(result, indent=1) + "\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)

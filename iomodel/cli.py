@@ -192,7 +192,7 @@ def cmd_analyze(args):
     args.output = args.output or "model.json"
     try:
         model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle,
-                        jobs=args.jobs, partial=args.partial)
+                        jobs=args.jobs, partial=args.partial, max_memory=args.max_memory)
     except ModelError as e:      # what the input holds cannot be a model: damage the checks missed
         return fail(f"{args.input}: the model of what it holds is not valid ({e}): is it damaged?")
     except TraceError as e:
@@ -222,9 +222,9 @@ def _analyze_logs(args):
     from iomodel.analyzer.mpi_job import world
     from iomodel.models import ModelError
     comm = world()
-    if args.partial or args.jobs or args.max_comm_gap is not None:
-        return _one_voice(f"{args.input}: a directory of Darshan logs: --partial, -j and --max-comm-gap "
-                          "are a trace's")
+    if args.partial or args.jobs or args.max_comm_gap is not None or args.max_memory is not None:
+        return _one_voice(f"{args.input}: a directory of Darshan logs: --partial, -j, --max-comm-gap and "
+                          "--max-memory are a trace's")
     out = Path(args.output or f"{Path(args.input).name}-models")
 
     def one(log):
@@ -629,6 +629,19 @@ def cmd_replay(args):
     return 0
 
 
+def _memory(text):
+    from iomodel.analyzer.memory_bound import BASE_BYTES
+    from iomodel.cluster.description import parse_size
+    try:
+        n = parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if n < 2 * BASE_BYTES:
+        raise argparse.ArgumentTypeError(f"{text}: at least {2 * BASE_BYTES >> 20} MiB (a process holds "
+                                         f"{BASE_BYTES >> 20} MiB before any trace)")
+    return n
+
+
 def _sizes(text):
     from iomodel.cluster.description import parse_size
     return [parse_size(x) for x in text.split(",")] if text else None
@@ -773,6 +786,10 @@ def build_parser():
     a.add_argument("-j", "--jobs", type=_positive, metavar="N",
                    help="read and reduce the ranks in N processes (default: one per core this "
                    "process may use, for traces of 4 MiB or more; 1: in this process)")
+    a.add_argument("--max-memory", type=_memory, metavar="SIZE",
+                   help="each process's bound (e.g. 2GiB): one whose rank traces do not fit reads them in "
+                   "pieces, again in each pass (default: 80%% of the node's memory, or its cgroup's, shared "
+                   "by the analysis's processes on it)")
     a.add_argument("--partial", action="store_true",
                    help="on a damaged trace, model what comes before the damage (the model is marked partial)")
     a.add_argument("-q", "--quiet", action="store_true", help="do not print the model")

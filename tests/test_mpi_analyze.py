@@ -5,6 +5,7 @@ error, no process left waiting; an mpi4py of another MPI is said."""
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,28 @@ def test_the_model_is_the_serial_one(case_traces, mpi, processes, tmp_path):
         assert out.read_bytes() == serial, (name, np_)
         # one analysis: processes each alone would each print and write the model
         assert proc.stdout.count("model written to") == 1
+
+
+# the Python API, which takes any bound: 1 byte is a rank trace a piece
+IN_PIECES = ("import sys\n"
+             "from iomodel.analyzer import analyze\n"
+             "from iomodel.models import save_model\n"
+             "m = analyze(sys.argv[1], max_memory=1)\n"
+             "m is None or save_model(m, sys.argv[2], check=False)\n")
+
+
+@BOTH_MPIS
+def test_in_pieces_the_model_is_the_serial_one(case_traces, mpi, tmp_path):
+    """Under a bound no rank trace fits in, each of 2 processes reads its ranks
+    one at a time, again in each pass (process 0's block too, beside the
+    analysis): every case's model is the serial one, byte for byte."""
+    env = {**os.environ, **mpi_env(mpi)}
+    for (name, np_), (trace, serial) in case_traces.items():
+        out = tmp_path / f"{name}-{np_}.json"
+        proc = subprocess.run(mpirun(2, sys.executable, "-c", IN_PIECES, trace, out, mpi=mpi),
+                              capture_output=True, text=True, timeout=180, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_bytes() == serial, (name, np_)
 
 
 @BOTH_MPIS
