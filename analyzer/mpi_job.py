@@ -88,19 +88,24 @@ _POLL_S = 0.001
 
 
 class _MPILink:
-    """Process 0's link to a worker process."""
+    """Process 0's link to a worker process, whose sends do not wait for the
+    worker to receive (isend): a send to a worker waits, past MPI's eager
+    size, until that worker has worked through the pieces before it, and the
+    next worker would wait for its own."""
 
     def __init__(self, comm, peer):
-        self.comm, self.peer = comm, peer
+        self.comm, self.peer, self.sent = comm, peer, []
 
     def send(self, msg):
-        self.comm.send(msg, dest=self.peer, tag=_TAG)
+        self.sent = [r for r in self.sent if not r.Test()]
+        self.sent.append(self.comm.isend(msg, dest=self.peer, tag=_TAG))
 
     def recv(self):
         return _wait(self.comm, self.peer)
 
     def close(self):
-        pass
+        for r in self.sent:     # the worker takes every message until it is told it is done
+            r.wait()
 
 
 class _WorkerEnd:

@@ -314,9 +314,12 @@ def _answer(conn, shares, failed, i, msg):
 
 
 class _SendingEnd:
-    """A forked worker's end of its pipe, whose sends a thread makes: a pipe's
-    send waits while the pipe is full, and the analyzer, sending the next
-    piece's message, would wait for this worker to read it."""
+    """An end of a pipe between the analyzer and a forked worker, whose sends a
+    thread makes: a pipe's send waits while the pipe is full, and neither end
+    may wait for the other to receive.  The worker sends a piece's answer
+    while the analyzer sends the next piece's message; and the analyzer,
+    whose sends to one worker would wait while that worker works through its
+    pieces, would keep the next worker waiting for its own."""
 
     def __init__(self, conn):
         self.conn, self.out = conn, queue.Queue()
@@ -557,6 +560,7 @@ class RankWorkers:
                             daemon=True)
             p.start()
             theirs.close()
+            mine = _SendingEnd(mine)
             self.links.append(mine)
             self.conns += piece_conns(mine, len(pieces))
             self.procs.append(p)

@@ -76,7 +76,7 @@ def pieces(trace, processes, bound):
 
 
 def key(r):
-    return (r["events"], r["mode"], r["processes"], r.get("max_memory"))
+    return (r.get("ranks"), r["events"], r["mode"], r["processes"], r.get("max_memory"))
 
 
 def main():
@@ -127,7 +127,8 @@ def main():
         fresh = {key(r) for r in runs}
         result = {"machine": machine(),
                   "runs": sorted([r for r in old if key(r) not in fresh] + runs,
-                                 key=lambda r: (r["events"], r["mode"], r["processes"], r.get("max_memory") or ""))}
+                                 key=lambda r: (r["events"], r.get("ranks") or 0, r["mode"], r["processes"],
+                                                r.get("max_memory") or ""))}
         args.o.write_text(json.dumps(result, indent=1) + "\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)
