@@ -7,6 +7,7 @@ raw byte of rank trace while it reads and reduces it (bench/analyze_mpi.py
 measures it: docs/performance.md).
 """
 import os
+import tempfile
 
 # what a process holds before any trace: the interpreter, numpy, pyarrow
 BASE_BYTES = 160 << 20
@@ -64,3 +65,31 @@ def piece_bytes(bound, analyzer=False):
     if analyzer:
         room *= ANALYZER_SHARE
     return max(int(room / PEAK_PER_RAW_BYTE), 1)      # below that: one rank trace a piece
+
+
+# file systems whose files are memory: a spill there takes what the bound saves
+IN_MEMORY = {"tmpfs", "ramfs"}
+
+
+def spill_dir():
+    """Where a worker reading its block in pieces keeps each piece's operations
+    between passes (loading them is some 30 times faster than reading and
+    linking the trace again): the temporary directory ($TMPDIR, else /tmp),
+    unless it is in memory; None: each pass reads the trace again."""
+    base = tempfile.gettempdir()
+    return None if _fs_type(base) in IN_MEMORY else base
+
+
+def _fs_type(path):
+    """The type of the file system `path` is on (the longest mount point over it)."""
+    path, best, kind = os.path.realpath(path), -1, None
+    try:
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1:3] for line in f]
+    except OSError:
+        return None
+    for point, fs in mounts:
+        point = point.replace("\\040", " ")
+        if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) > best:
+            best, kind = len(point), fs
+    return kind

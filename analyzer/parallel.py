@@ -23,7 +23,10 @@ import collections
 import mmap
 import multiprocessing
 import os
+import pickle
 import queue
+import shutil
+import tempfile
 import threading
 import traceback
 from dataclasses import dataclass
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.ma  # noqa: F401  np.unique imports it on first use: once here, not once in each worker
 
-from . import collective_splits
+from . import collective_splits, memory_bound
 from . import coverage, reread  # noqa: F401  read_ranks's own imports, likewise before the fork
 from .ops import RanksRead, place_ordered, rank_file_rows, ranks_used, read_ranks
 from .phase_groups import table_of
@@ -141,8 +144,8 @@ class _Share:
     piece's at a time.  fd: the shared memory the bursts go into; None
     (another node): they go back in the answer."""
 
-    def __init__(self, sources, fd, keep):
-        self.sources, self.fd, self.keep = sources, fd, keep
+    def __init__(self, sources, fd, keep, spill=None):
+        self.sources, self.fd, self.keep, self.spill = sources, fd, keep, spill
         self.held = None            # kept: the RanksRead, then its bursts (_Bursts)
         self.maps = None            # path and routine maps, clock shifts, fixes, of_path, clock, nroutines
         self.threshold, self.contest, self.numbers = NOT_YET, NOT_YET, None
@@ -167,16 +170,34 @@ class _Share:
         summary["file_rows"], summary["used"] = rank_file_rows(ranks), ranks_used(ranks)
         if self.keep:
             self.held = read
+        elif self.spill is not None:    # its operations as read, for the passes to come
+            try:
+                with open(self.spill, "wb") as f:
+                    pickle.dump(ranks, f, protocol=5)
+            except OSError:             # no room: the passes read the trace again
+                _remove(self.spill)
+                self.spill = None
         return ("read", facts, summary)
+
+    def _again(self):
+        """The piece's operations once more (bounded memory), placed on the
+        job's paths, routines and clocks: from its spill file, or read and
+        linked again from the trace."""
+        if self.spill is not None:
+            with open(self.spill, "rb") as f:
+                read = RanksRead(ranks=pickle.load(f))
+        else:
+            read, _ = self._read()
+        self._place(read)
+        return read.ranks
 
     def _ranks(self):
         """The piece's operations on the job's paths, routines and clocks, and
         their library metadata masks (rank_gap_values' meta)."""
         if self.held is not None:
             return self.held.ranks, self.metas
-        read, _ = self._read()
-        self._place(read)
-        return read.ranks, [self._meta(r) for r in read.ranks]
+        ranks = self._again()
+        return ranks, [self._meta(r) for r in ranks]
 
     def _place(self, read):
         path_map, routine_map, shifts, fixes = self.maps[:4]
@@ -210,9 +231,7 @@ class _Share:
                 self._place(self.held)
                 ranks = self.held.ranks
             else:
-                read, _ = self._read()
-                self._place(read)
-                ranks = read.ranks
+                ranks = self._again()
             metas, values = [], set()
             for r in ranks:
                 meta, v = rank_gap_values(r, of_path, clock)
@@ -286,7 +305,11 @@ def serve(conn, blocks, fd, keep):
     and no message is left unreceived.  `conn`'s sends must not wait for the
     analyzer to receive: it sends a piece's next message before it takes the
     answers to the last (the links below, and MPI's isend)."""
-    shares = {i: _Share(b, fd, keep) for i, b in enumerate(blocks)}
+    spill = None if keep else memory_bound.spill_dir()
+    if spill is not None:
+        spill = tempfile.mkdtemp(prefix="iomodel-pieces-", dir=spill)
+    shares = {i: _Share(b, fd, keep, spill and os.path.join(spill, f"piece-{i}.pickle"))
+              for i, b in enumerate(blocks)}
     failed = set()
     try:
         for i in list(shares):
@@ -301,6 +324,15 @@ def serve(conn, blocks, fd, keep):
         pass
     finally:
         conn.close()
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _answer(conn, shares, failed, i, msg):

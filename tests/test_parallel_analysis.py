@@ -7,11 +7,13 @@ serial analysis reports it."""
 import json
 import os
 import subprocess
+import tempfile
 
 import pytest
 
 from conftest import IOMODEL, RANK_FILES, mpirun
 from iomodel.analyzer import Trace, TraceError, analyze
+from iomodel.analyzer import memory_bound
 from iomodel.analyzer.parallel import RankWorkers, split_sources
 from iomodel.analyzer.phases import build_model
 
@@ -31,10 +33,18 @@ def in_workers(trace_dir, jobs, piece_bytes=None):
 
 
 def in_pieces(trace_dir, serial):
-    """The model is the serial one from workers reading their ranks one at a
-    time, again in each pass (bounded memory): 1 worker (a thread) and 2."""
+    """The model is the serial one from workers holding their ranks one at a
+    time (bounded memory), 1 worker (a thread) and 2: each piece's operations
+    kept in a spill file between passes, and (the temporary directory in
+    memory, /dev/shm) read and linked again from the trace in each pass."""
     for jobs in (1, 2):
-        assert in_workers(trace_dir, jobs, piece_bytes=1) == serial, jobs
+        assert in_workers(trace_dir, jobs, piece_bytes=1) == serial, jobs     # spilled where /tmp is a disk
+        tempfile.tempdir = "/dev/shm"
+        try:
+            assert memory_bound.spill_dir() is None
+            assert in_workers(trace_dir, jobs, piece_bytes=1) == serial, jobs
+        finally:
+            tempfile.tempdir = None
 
 
 def test_job_file_and_layer_under_mpi_io(traced):
@@ -127,7 +137,7 @@ def test_phases_reduced_in_the_workers(traced, merges):
     for jobs in (2, 3, 4):
         assert in_workers(seg.trace_dir, jobs) == serial
     in_pieces(seg.trace_dir, serial)
-    assert merges == ["merged"] * 9
+    assert merges == ["merged"] * 13
 
 
 def test_processes_that_differ_send_their_bursts(traced, merges):
@@ -146,7 +156,7 @@ def test_processes_that_differ_send_their_bursts(traced, merges):
     assert in_workers(hacc.trace_dir, 2) == serial
     in_pieces(hacc.trace_dir, serial)
     # a rank a piece is a table of one row: rank 0's keys tell its piece apart
-    assert merges == ["columns after numbers"] * 3 + ["columns"] + ["columns after numbers"] * 2
+    assert merges == ["columns after numbers"] * 5 + ["columns"] + ["columns after numbers"] * 4
 
 
 def test_collective_splits_voted_across_workers(traced):
