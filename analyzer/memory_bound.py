@@ -9,10 +9,12 @@ measures it: docs/performance.md).
 import os
 import tempfile
 
-# what a process holds before any trace: the interpreter, numpy, pyarrow
-BASE_BYTES = 160 << 20
-# a piece's peak, per raw byte of its rank traces (read, linked, reduced to bursts)
-PEAK_PER_RAW_BYTE = 4.0
+# what a process holds before any trace: the interpreter, numpy, pyarrow (75 to 77 MiB measured)
+BASE_BYTES = 96 << 20
+# a piece's peak, per raw byte of its rank traces (read, linked, reduced to bursts: 4.0 to 4.8 measured)
+PEAK_PER_RAW_BYTE = 5.0
+# the least bound a process may be given
+MIN_BOUND = 256 << 20
 # process 0 keeps the analysis beside its own piece: half its bound is the analysis's
 ANALYZER_SHARE = 0.5
 # of the node's memory, the share the default bound gives the analysis's processes there

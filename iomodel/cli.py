@@ -630,14 +630,14 @@ def cmd_replay(args):
 
 
 def _memory(text):
-    from iomodel.analyzer.memory_bound import BASE_BYTES
+    from iomodel.analyzer.memory_bound import BASE_BYTES, MIN_BOUND
     from iomodel.cluster.description import parse_size
     try:
         n = parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    if n < 2 * BASE_BYTES:
-        raise argparse.ArgumentTypeError(f"{text}: at least {2 * BASE_BYTES >> 20} MiB (a process holds "
+    if n < MIN_BOUND:
+        raise argparse.ArgumentTypeError(f"{text}: at least {MIN_BOUND >> 20} MiB (a process holds about "
                                          f"{BASE_BYTES >> 20} MiB before any trace)")
     return n
 

@@ -220,8 +220,8 @@ def test_max_memory_on_the_command_line(traced, tmp_path):
                            capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
     assert out["serial"].read_bytes() == out["bound"].read_bytes()
-    for bad, said in (("100MiB", "argument --max-memory: 100MiB: at least 320 MiB (a process holds 160 MiB "
-                                 "before any trace)"),
+    for bad, said in (("100MiB", "argument --max-memory: 100MiB: at least 256 MiB (a process holds about 96 "
+                                 "MiB before any trace)"),
                       ("lots", "argument --max-memory: expected a size in bytes")):
         p = subprocess.run(IOMODEL + ["analyze", "--max-memory", bad, str(run.trace_dir)], capture_output=True,
                            text=True)
@@ -232,7 +232,7 @@ def test_pieces_of_a_block(tmp_path):
     """Rank files of 100, 100, 100, 100 and 400 bytes: under 1000 raw bytes a
     piece, one piece; under 400, two (the first four, the last); under 300,
     three (the first three, the fourth, the last); under 1, one a file.  The bound's arithmetic:
-    a process of 2 GiB holds (2 GiB - 160 MiB) / 4 raw bytes, process 0 half that."""
+    a process of 2 GiB holds (2 GiB - 96 MiB) / 5 raw bytes, process 0 half that."""
     from iomodel.analyzer.memory_bound import budget, piece_bytes
     from iomodel.analyzer.parallel import split_pieces
     files = []
@@ -246,8 +246,8 @@ def test_pieces_of_a_block(tmp_path):
     assert split_pieces(files, 300) == [files[:3], files[3:4], files[4:]]
     assert split_pieces(files, 1) == [[f] for f in files]
     assert budget(2 << 30, 8) == 2 << 30
-    assert piece_bytes(2 << 30) == (2048 - 160) * 2**20 // 4
-    assert piece_bytes(2 << 30, analyzer=True) == (2048 - 160) * 2**20 // 8
+    assert piece_bytes(2 << 30) == (2048 - 96) * 2**20 // 5
+    assert piece_bytes(2 << 30, analyzer=True) == (2048 - 96) * 2**20 // 10
 
 
 def test_ranks_split_by_bytes(tmp_path):
