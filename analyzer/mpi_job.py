@@ -4,8 +4,9 @@ splits them (analyzer/parallel.py).  Process 0 reads the first block in a
 thread of its own and runs the analysis; process r > 0 reads block r and
 answers process 0's passes over MPI, the bursts it is asked for sent back
 with its answer (it shares no memory with process 0, which may be on another
-node).  The model is the one `-j 1` gives.  Process 0 writes it; the others
-write nothing.
+node).  Under a memory bound each process takes its block in pieces where it
+does not fit (analyzer/parallel.py).  The model is the one `-j 1` gives.
+Process 0 writes it; the others write nothing.
 
 Any failure of a worker (a damaged share above all) sends process 0 to the
 serial analysis, which reports it as it always does; process 0 first takes

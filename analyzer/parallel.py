@@ -16,6 +16,12 @@ analyzer, which finds the phases over all of them.  The model is the one the
 serial analysis builds: same order of paths, routines, hosts and ranks
 (docs/commands/analyze.md, "Cores").
 
+Under a memory bound (analyzer/memory_bound.py) a worker whose block does not
+fit takes it in pieces, each a _Share the analyzer talks to as to a worker of
+its own (PieceConn, over the worker's one link), and holds one at a time: a
+piece's operations come back for each pass from a spill file, or from the
+trace.  Neither end's sends wait for the other to receive.
+
 Any failure in a worker (a damaged trace above all) sends the analysis back to
 the serial path, which reports it as it always does.
 """
