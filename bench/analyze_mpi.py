@@ -10,8 +10,9 @@ byte for byte.
 
 Writes bench/results/analyze-mpi.json.
 
-With --max-memory, also under mpirun with each bound (each process reading
-its block in pieces where it does not fit: pieces_per_process); with
+With --max-memory, also with each bound in one process (-j 1) and under
+mpirun (each process reading its block in pieces where it does not fit:
+pieces_per_process); with
 --only-bounded, only those (10^8 events: --calls 24414).  Every run's model
 is checked for the phases the synthetic trace was made with
 (synthetic_phases).  Runs add to the file's, a run of the same events, mode,
@@ -67,7 +68,8 @@ def synthetic_phases(ranks, calls):
 
 
 def pieces(trace, processes, bound):
-    """How many pieces each process reads its block in under `bound` (mpirun)."""
+    """How many pieces each process reads its block in under `bound` (mpirun;
+    one process: -j 1, which holds the analysis too)."""
     from iomodel.analyzer import Trace, memory_bound
     from iomodel.analyzer.parallel import split_pieces, split_sources
     files = Trace(trace, lazy=True).rank_files
@@ -101,7 +103,8 @@ def main():
         serial = work / "serial.json"
         plan = [] if args.only_bounded else \
             [("serial", 1, None)] + [(m, int(x), None) for x in args.processes.split(",") for m in ("-j", "mpirun")]
-        plan += [("mpirun", int(x), b) for x in args.processes.split(",") for b in bounds]
+        plan += [("-j", 1, b) for b in bounds] + [("mpirun", int(x), b) for x in args.processes.split(",")
+                                                  for b in bounds]
         want = synthetic_phases(args.ranks, args.calls)
         runs = []
         for mode, p, bound in plan:
