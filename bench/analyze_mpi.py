@@ -8,7 +8,8 @@ wall_s, events/s, the largest peak resident memory of any of its processes
 and, apart, its largest worker), and whether the model is the serial one,
 byte for byte.
 
-Writes bench/results/analyze-mpi.json.
+Writes bench/results/analyze-mpi.json, its table in docs/performance.md and
+the largest bounded run in the README (--render: only those).
 
 With --max-memory, also with each bound in one process (-j 1) and under
 mpirun (each process reading its block in pieces where it does not fit:
@@ -32,6 +33,7 @@ import time
 from pathlib import Path
 
 import synth_trace
+from doc_blocks import put_block
 from machine_info import machine
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +79,43 @@ def pieces(trace, processes, bound):
             for r, b in enumerate(split_sources(files, processes))]
 
 
+def render(result):
+    """The runs as a table in docs/performance.md, and the 10^8 run in the README."""
+    rows = ["| events | ranks | how | bound | pieces a process | wall | events/s | largest peak a process "
+            "| the synthetic phases | the serial model |", "|---" * 10 + "|"]
+    for r in sorted(result["runs"], key=order):
+        how = "1 process" if r["mode"] == "serial" else f"`-j {r['processes']}`" if r["mode"] == "-j" \
+            else f"`mpirun -np {r['processes']}`"
+        same = "-" if r["same_as_serial"] is None else "yes" if r["same_as_serial"] else "**no**"
+        rows.append(f"| {r['events']:,} | {r['ranks']:,} | {how} | {r['max_memory'] or '-'} | "
+                    f"{', '.join(map(str, r.get('pieces_per_process') or [])) or 'whole'} | {r['wall_s']} s | "
+                    f"{r['events_per_s'] / 1e6:.2f} M | {r['max_rss_gib_per_process']:.2f} GiB | "
+                    f"{'yes' if r['synthetic_phases'] else '**no**'} | {same} |")
+    m = result["machine"]
+    note = (f"{m['cpu']}, {m['cores']} cores, {m.get('mpi', '')}; synthetic BT-IO-like jobs "
+            f"(`bench/synth_trace.py`, one job.iot each); a process's peak is its maximum resident set "
+            f"(-j: the analyzer's or its largest worker's); {m['date']}.")
+    put_block("analyze-mpi", "\n".join(rows) + "\n\n" + note, "docs/performance.md")
+    big = [r for r in result["runs"] if r["mode"] == "mpirun" and r["max_memory"]]
+    if big:
+        r = max(big, key=lambda r: r["events"])
+        one = next((o for o in result["runs"] if o["events"] == r["events"] and o["mode"] == "-j"
+                    and o["processes"] == 1 and o["max_memory"] == r["max_memory"]), None)
+        put_block("analyze-mpi", (
+            f"As an MPI job under a memory bound ([bench/analyze_mpi.py](docs/performance.md)): "
+            f"{r['events']:,} events of {r['ranks']:,} ranks under `mpirun -np {r['processes']}` with "
+            f"`--max-memory {r['max_memory']}` in {r['wall_s']} s, {r['events_per_s'] / 1e6:.2f} M events/s, "
+            f"each process at most {r['max_rss_gib_per_process']:.2f} GiB, the synthetic phases "
+            f"{'exact' if r['synthetic_phases'] else '**not found**'}"
+            + (f"; one process under the same bound {one['wall_s']} s (x{one['wall_s'] / r['wall_s']:.2f} on "
+               f"{r['processes']})" if one else "") + f" ({m['date']})."))
+
+
+def order(r):
+    return (r["events"], r.get("ranks") or 0, ("serial", "-j", "mpirun").index(r["mode"]), r["processes"],
+            r.get("max_memory") or "")
+
+
 def key(r):
     return (r.get("ranks"), r["events"], r["mode"], r["processes"], r.get("max_memory"))
 
@@ -93,7 +132,10 @@ def main():
                     help="only the bounded runs (a trace too large for one process)")
     ap.add_argument("--keep", type=Path, help="write the trace here and keep it")
     ap.add_argument("-o", type=Path, default=RESULTS)
+    ap.add_argument("--render", action="store_true", help="only put the figures of the results file into the docs")
     args = ap.parse_args()
+    if args.render:
+        return render(json.loads(args.o.read_text()))
     bounds = [x for x in args.max_memory.split(",") if x]
     work = Path(tempfile.mkdtemp(prefix="iomodel-amp-"))
     trace = args.keep or work / "trace"
@@ -130,9 +172,9 @@ def main():
         fresh = {key(r) for r in runs}
         result = {"machine": machine(),
                   "runs": sorted([r for r in old if key(r) not in fresh] + runs,
-                                 key=lambda r: (r["events"], r.get("ranks") or 0, r["mode"], r["processes"],
-                                                r.get("max_memory") or ""))}
+                                 key=order))}
         args.o.write_text(json.dumps(result, indent=1) + "\n")
+        render(result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
