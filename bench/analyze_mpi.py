@@ -172,7 +172,7 @@ def main():
         fresh = {key(r) for r in runs}
         result = {"machine": machine(),
                   "runs": sorted([r for r in old if key(r) not in fresh] + runs,
-                                 key=order))}
+                                 key=order)}
         args.o.write_text(json.dumps(result, indent=1) + "\n")
         render(result)
     finally:
