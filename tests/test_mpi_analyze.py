@@ -2,6 +2,7 @@
 mpirun (Open MPI) and mpiexec.mpich, at 2 and 3 processes, the model is the
 one `-j 1` writes, byte for byte; a damaged share is the serial analysis's
 error, no process left waiting; an mpi4py of another MPI is said."""
+import json
 import os
 import re
 import shutil
@@ -77,6 +78,29 @@ def test_in_pieces_the_model_is_the_serial_one(case_traces, mpi, tmp_path):
                               capture_output=True, text=True, timeout=180, env=env)
         assert proc.returncode == 0, proc.stderr
         assert out.read_bytes() == serial, (name, np_)
+
+
+@BOTH_MPIS
+def test_pieces_whose_messages_pass_the_eager_size(build_dir, mpi, tmp_path):
+    """btio_like 8^3 points of 40 B, 600 steps, 4 ranks: 601 phases, so that
+    in pieces (a rank each, 2 a process) process 0's message to each piece
+    that asks its computing before each phase (a time a phase, 4.8 KB) and the
+    piece's answers pass Open MPI's eager size for shared memory (4 KiB): a
+    send of either waits for the other side to receive.  No process waits for
+    ever (the timeout), and the model is the serial one."""
+    (tmp_path / "data").mkdir()
+    trace = tmp_path / "trace"
+    subprocess.run(IOMODEL + ["trace", "-o", trace, "--", *mpirun(4, build_dir / "btio_like", tmp_path / "data",
+                                                                   8, 8, 8, 600)],
+                   check=True, capture_output=True, timeout=180, env={**os.environ, "IOMODEL_POSIX": "0"})
+    serial = tmp_path / "serial.json"
+    subprocess.run(IOMODEL + ["analyze", trace, "-o", serial, "-q", "-j", "1"], check=True, timeout=180)
+    assert len(json.loads(serial.read_text())["phases"]) == 601
+    out = tmp_path / "m.json"
+    proc = subprocess.run(mpirun(2, sys.executable, "-c", IN_PIECES, trace, out, mpi=mpi),
+                          capture_output=True, text=True, timeout=180, env={**os.environ, **mpi_env(mpi)})
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == serial.read_bytes()
 
 
 @BOTH_MPIS
