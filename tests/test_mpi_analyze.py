@@ -80,27 +80,36 @@ def test_in_pieces_the_model_is_the_serial_one(case_traces, mpi, tmp_path):
         assert out.read_bytes() == serial, (name, np_)
 
 
-@BOTH_MPIS
-def test_pieces_whose_messages_pass_the_eager_size(build_dir, mpi, tmp_path):
-    """btio_like 8^3 points of 40 B, 600 steps, 4 ranks: 601 phases, so that
-    in pieces (a rank each, 2 a process) process 0's message to each piece
-    that asks its computing before each phase (a time a phase, 4.8 KB) and the
-    piece's answers pass Open MPI's eager size for shared memory (4 KiB): a
-    send of either waits for the other side to receive.  No process waits for
-    ever (the timeout), and the model is the serial one."""
-    (tmp_path / "data").mkdir()
-    trace = tmp_path / "trace"
-    subprocess.run(IOMODEL + ["trace", "-o", trace, "--", *mpirun(4, build_dir / "btio_like", tmp_path / "data",
-                                                                   8, 8, 8, 600)],
+@pytest.fixture(scope="module")
+def many_phases(build_dir, tmp_path_factory):
+    """btio_like 6x8x8 points of 40 B, 600 steps, 3 ranks (a trace and its serial model)."""
+    work = tmp_path_factory.mktemp("many-phases")
+    (work / "data").mkdir()
+    trace = work / "trace"
+    subprocess.run(IOMODEL + ["trace", "-o", trace, "--", *mpirun(3, build_dir / "btio_like", work / "data",
+                                                                   6, 8, 8, 600)],
                    check=True, capture_output=True, timeout=180, env={**os.environ, "IOMODEL_POSIX": "0"})
-    serial = tmp_path / "serial.json"
+    serial = work / "serial.json"
     subprocess.run(IOMODEL + ["analyze", trace, "-o", serial, "-q", "-j", "1"], check=True, timeout=180)
-    assert len(json.loads(serial.read_text())["phases"]) == 601
+    return trace, serial.read_bytes()
+
+
+@BOTH_MPIS
+def test_pieces_whose_messages_pass_the_eager_size(many_phases, mpi, tmp_path):
+    """btio_like's 600 steps on 3 ranks are 601 phases, so that in pieces (a
+    rank each: process 1 has 2) process 0's message to each piece that asks
+    its computing before each phase (a time a phase, 4.8 KB) and the piece's
+    answers pass Open MPI's eager size for shared memory (4 KiB): a send of
+    either waits for the other side to receive.  No process waits for ever
+    (the timeout; with blocking sends on both sides it did), and the model is
+    the serial one."""
+    trace, serial = many_phases
+    assert len(json.loads(serial)["phases"]) == 601
     out = tmp_path / "m.json"
     proc = subprocess.run(mpirun(2, sys.executable, "-c", IN_PIECES, trace, out, mpi=mpi),
                           capture_output=True, text=True, timeout=180, env={**os.environ, **mpi_env(mpi)})
     assert proc.returncode == 0, proc.stderr
-    assert out.read_bytes() == serial.read_bytes()
+    assert out.read_bytes() == serial
 
 
 @BOTH_MPIS
