@@ -591,6 +591,7 @@ class RankWorkers:
         self.links, self.conns, self.procs, self.jobs = [], [], [], jobs
         # the bursts come back through memory the workers share with the analyzer
         self.fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
+        pipes = []
         for block in split_sources(sources, jobs):
             pieces = split_pieces(block, piece_bytes)
             mine, theirs = ctx.Pipe()
@@ -598,10 +599,12 @@ class RankWorkers:
                             daemon=True)
             p.start()
             theirs.close()
-            mine = _SendingEnd(mine)
-            self.links.append(mine)
-            self.conns += piece_conns(mine, len(pieces))
+            pipes.append((mine, len(pieces)))
             self.procs.append(p)
+        for mine, n in pipes:       # their sending threads once every worker is forked: none forks with one
+            link = _SendingEnd(mine)
+            self.links.append(link)
+            self.conns += piece_conns(link, n)
 
     @classmethod
     def in_thread(cls, sources, piece_bytes):
