@@ -62,10 +62,17 @@ def _die_with_parent():
         pass
 
 
+# the signals of a crash: their handlers set back to the system's in the child, where an
+# MPI library's own (installed in a process of an MPI analysis) would print its backtrace
+CRASHES = (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT)
+
+
 def _child(conn, out_fd, fn, args, seconds, memory):
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     sys.stdout = sys.stderr = open(os.devnull, "w")     # Python's own warnings: not the library's
+    for sig in CRASHES:
+        signal.signal(sig, signal.SIG_DFL)
     _die_with_parent()
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_CPU, int(seconds) + 2)

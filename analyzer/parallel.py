@@ -16,25 +16,37 @@ analyzer, which finds the phases over all of them.  The model is the one the
 serial analysis builds: same order of paths, routines, hosts and ranks
 (docs/commands/analyze.md, "Cores").
 
+Under a memory bound (analyzer/memory_bound.py) a worker whose block does not
+fit takes it in pieces, each a _Share the analyzer talks to as to a worker of
+its own (PieceConn, over the worker's one link), and holds one at a time: a
+piece's operations come back for each pass from a spill file, or from the
+trace.  Neither end's sends wait for the other to receive.
+
 Any failure in a worker (a damaged trace above all) sends the analysis back to
 the serial path, which reports it as it always does.
 """
+import collections
 import mmap
 import multiprocessing
 import os
+import pickle
+import queue
+import shutil
+import tempfile
+import threading
 import traceback
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.ma  # noqa: F401  np.unique imports it on first use: once here, not once in each worker
 
-from . import collective_splits
+from . import collective_splits, memory_bound
 from . import coverage, reread  # noqa: F401  read_ranks's own imports, likewise before the fork
 from .ops import RanksRead, place_ordered, rank_file_rows, ranks_used, read_ranks
 from .phase_groups import table_of
 from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _agg, _burst_key,
-                     _busy_after_entry, _merge_calls, phase_numbers, rank_burst_count, rank_gap_values,
-                     rank_reduce, rank_wishes)
+                     _busy_after_entry, _merge_calls, metadata_ops, phase_numbers, rank_burst_count,
+                     rank_gap_values, rank_reduce, rank_wishes)
 from .trace import SAME_CLOCK_MAX_S
 from .tracefile import read_rank_file
 
@@ -125,77 +137,270 @@ def _remap(r, path_map, routine_map, shift):
             r.lower["t_end"] = r.lower["t_end"] + shift
 
 
-def _serve(conn, sources, fd):
-    """A worker: read the ranks of `sources`, then answer the analyzer's passes."""
-    try:
+NOT_YET = object()
+
+
+class _Share:
+    """One piece of a worker's block of rank traces, and its answers to the
+    analyzer's passes.  Kept (the block fits the memory bound: one piece), its
+    operations are read once and held until reduced to bursts, and its bursts
+    held until the analysis ends; else (bounded memory) each pass that needs
+    them reads the piece's operations again from the trace, and its bursts are
+    made again where a later ask needs them, so that a worker holds one
+    piece's at a time.  fd: the shared memory the bursts go into; None
+    (another node): they go back in the answer."""
+
+    def __init__(self, sources, fd, keep, spill=None):
+        self.sources, self.fd, self.keep, self.spill = sources, fd, keep, spill
+        self.held = None            # kept: the RanksRead, then its bursts (_Bursts)
+        self.maps = None            # path and routine maps, clock shifts, fixes, of_path, clock, nroutines
+        self.threshold, self.contest, self.numbers = NOT_YET, NOT_YET, None
+
+    def _read(self):
         origins = []
 
         def traces():
-            for src in sources:
+            for src in self.sources:
                 r = read_rank_file(src)
                 origins.append((r.hostname, int(r.mono_origin_ns), r.t_start is not None))
                 yield r
-        read = read_ranks(traces())
+        return read_ranks(traces()), origins
+
+    def first(self):
+        """The read: what the analyzer gathers of the piece's ranks."""
+        read, origins = self._read()
         ranks = read.ranks
         facts = [_facts(r, o) for r, o in zip(ranks, origins)]
         summary = {k: getattr(read, k) for k in ("ordered", "paths", "routines", "hosts", "finals",
                                                  "fin_end", "nranks", "first_command", "coverage")}
         summary["file_rows"], summary["used"] = rank_file_rows(ranks), ranks_used(ranks)
-        conn.send(("read", facts, summary))
-        path_map, routine_map, shifts, fixes, of_path, clock, nroutines = conn.recv()
-        for r, shift in zip(ranks, shifts):
+        if self.keep:
+            self.held = read
+        elif self.spill is not None:    # its operations as read, for the passes to come
+            try:
+                with open(self.spill, "wb") as f:
+                    pickle.dump(ranks, f, protocol=5)
+            except OSError:             # no room: the passes read the trace again
+                _remove(self.spill)
+                self.spill = None
+        return ("read", facts, summary)
+
+    def _again(self):
+        """The piece's operations once more (bounded memory), placed on the
+        job's paths, routines and clocks: from its spill file, or read and
+        linked again from the trace."""
+        if self.spill is not None:
+            with open(self.spill, "rb") as f:
+                read = RanksRead(ranks=pickle.load(f))
+        else:
+            read, _ = self._read()
+        self._place(read)
+        return read.ranks
+
+    def _ranks(self):
+        """The piece's operations on the job's paths, routines and clocks, and
+        their library metadata masks (rank_gap_values' meta)."""
+        if self.held is not None:
+            return self.held.ranks, self.metas
+        ranks = self._again()
+        return ranks, [self._meta(r) for r in ranks]
+
+    def _place(self, read):
+        path_map, routine_map, shifts, fixes = self.maps[:4]
+        for r, shift in zip(read.ranks, shifts):
             _remap(r, path_map, routine_map, shift)
         for fix in fixes:
             read.fix(fix)
-        metas, values = [], set()
-        for r in ranks:
-            meta, v = rank_gap_values(r, of_path, clock)
-            metas.append(meta)
-            values |= v
-        conn.send(("gaps", values))
-        threshold = conn.recv()
-        ask = conn.recv()
-        if ask[0] == "wishes":      # where each rank would split its collective bursts
+
+    def _meta(self, r):
+        of_path, clock = self.maps[4:6]
+        return metadata_ops(r, of_path[r.path]) if clock else None
+
+    def _bursts(self):
+        """The piece's bursts (_Bursts): held, or made again."""
+        if isinstance(self.held, _Bursts):
+            return self.held
+        ranks, metas = self._ranks()
+        of_path, clock, nroutines = self.maps[4:]
+        b = _Bursts(*_own_bursts(ranks, metas, of_path, clock, self.threshold, nroutines, self.contest),
+                    nroutines)
+        if self.keep:
+            self.held, self.metas = b, None     # the operations are spent
+        return b
+
+    def answer(self, msg):
+        """The answer to one of the analyzer's messages (None: it wants none)."""
+        if self.maps is None:           # pass 1: the job's maps; the answer, the gap values
+            self.maps = msg
+            of_path, clock = msg[4:6]
+            if self.held is not None:
+                self._place(self.held)
+                ranks = self.held.ranks
+            else:
+                ranks = self._again()
+            metas, values = [], set()
+            for r in ranks:
+                meta, v = rank_gap_values(r, of_path, clock)
+                metas.append(meta)
+                values |= v
+            self.metas = metas if self.held is not None else None
+            return ("gaps", values)
+        if self.threshold is NOT_YET:
+            self.threshold = msg
+            return None
+        ask = msg[0]
+        of_path, clock, nroutines = self.maps[4:]
+        if ask == "wishes":             # where each rank would split its collective bursts
             tally = collective_splits.Tally()
+            ranks, metas = self._ranks()
             for r, m in zip(ranks, metas):
                 if len(r):
-                    tally.add(*rank_wishes(r, m, of_path, threshold, nroutines))
-            conn.send(("wishes", tally.result()))
-            ask = conn.recv()
-        own, counts, mixed, nested, calls, busy = _own_bursts(ranks, metas, of_path, clock, threshold,
-                                                              nroutines, ask[1])
-        del ranks
-        table = table_of(own, lambda c: _burst_key(c, nroutines), BURST_KEY_FIELDS) \
+                    tally.add(*rank_wishes(r, m, of_path, self.threshold, nroutines))
+            return ("wishes", tally.result())
+        if ask == "contest":
+            self.contest = msg[1]
+            b = self._bursts()
+            if not self.keep:           # the numbers now, from the bursts at hand
+                self.numbers = None if b.table is None else _table_numbers(b.table, b.nested)
+            sig = None if b.table is None else (b.own["rank"][::b.table.width].tolist(), b.table.keys,
+                                                b.table.kmul)
+            return ("bursts", b.counts, sig, b.mixed, b.nested, b.calls, b.busy)
+        if ask == "numbers":
+            if self.numbers is None:
+                b = self._bursts()
+                self.numbers = _table_numbers(b.table, b.nested)
+            return ("numbers", self.numbers)
+        if ask == "busy":
+            entry, need = msg[1:]
+            table = self._bursts().table
+            off = table.s("offset0")
+            return ("busy", table.hi(_busy_after_entry(table.s, entry, table.spread)),
+                    {p: off[:, table.col[p]] for p in need})
+        if ask == "columns":
+            b = self._bursts()
+            own, counts = b.own, b.counts
+            if self.fd is None:
+                return ("columns", {f: own[f] for f in BURST_FIELDS})
+            total, dests = msg[1:]
+            with _Columns(self.fd, total) as cols:
+                at = 0
+                for (_, n), to in zip(counts, dests):
+                    for f in BURST_FIELDS:
+                        cols[f][to:to + n] = own[f][at:at + n]
+                    at += n
+            return ("columns",)
+        raise ValueError(f"the analyzer asked {ask!r}")
+
+
+class _Bursts:
+    """A piece's bursts in rank order (_own_bursts) and their table where
+    every rank of it has the same sequence (analyzer/phase_groups.py)."""
+
+    def __init__(self, own, counts, mixed, nested, calls, busy, nroutines):
+        self.own, self.counts, self.mixed, self.nested, self.calls, self.busy = own, counts, mixed, nested, \
+            calls, busy
+        self.table = table_of(own, lambda c: _burst_key(c, nroutines), BURST_KEY_FIELDS) \
             if len(own["rank"]) else None
-        sig = None if table is None else (own["rank"][::table.width].tolist(), table.keys, table.kmul)
-        conn.send(("bursts", counts, sig, mixed, nested, calls, busy))
-        while True:             # the analyzer asks for the numbers of the phases, or the bursts
-            ask = conn.recv()
-            if ask[0] == "numbers":
-                conn.send(("numbers", _table_numbers(table, nested)))
-            elif ask[0] == "busy":
-                entry, need = ask[1:]
-                off = table.s("offset0")
-                conn.send(("busy", table.hi(_busy_after_entry(table.s, entry, table.spread)),
-                           {p: off[:, table.col[p]] for p in need}))
-            elif ask[0] == "columns":
-                total, dests = ask[1:]
-                with _Columns(fd, total) as cols:
-                    at = 0
-                    for (_, n), to in zip(counts, dests):
-                        for f in BURST_FIELDS:
-                            cols[f][to:to + n] = own[f][at:at + n]
-                        at += n
-                conn.send(("columns",))
-            else:
-                break
-    except BaseException:   # noqa: B036 - anything: the analyzer goes serial
-        try:
-            conn.send(("error", traceback.format_exc()))
-        except OSError:     # the analyzer is gone
-            pass
+
+
+def serve(conn, blocks, fd, keep):
+    """A worker: answer the analyzer for each piece of `blocks` (its messages
+    come as (piece, message)) until every piece is told it is done.  A piece
+    that fails answers with its error once and drops what comes for it after,
+    so that the analyzer, which goes serial, takes every answer it is owed
+    and no message is left unreceived.  `conn`'s sends must not wait for the
+    analyzer to receive: it sends a piece's next message before it takes the
+    answers to the last (the links below, and MPI's isend)."""
+    spill = None if keep else memory_bound.spill_dir()
+    if spill is not None:
+        spill = tempfile.mkdtemp(prefix="iomodel-pieces-", dir=spill)
+    shares = {i: _Share(b, fd, keep, spill and os.path.join(spill, f"piece-{i}.pickle"))
+              for i, b in enumerate(blocks)}
+    failed = set()
+    try:
+        for i in list(shares):
+            _answer(conn, shares, failed, i, None)
+        while shares:
+            i, msg = conn.recv()
+            if _is_done(msg):
+                shares.pop(i, None)
+            elif i not in failed:
+                _answer(conn, shares, failed, i, msg)
+    except (OSError, EOFError):         # the analyzer is gone
+        pass
     finally:
         conn.close()
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _answer(conn, shares, failed, i, msg):
+    try:
+        out = shares[i].first() if msg is None else shares[i].answer(msg)
+    except BaseException:   # noqa: B036 - anything: the analyzer goes serial
+        out = ("error", traceback.format_exc())
+        failed.add(i)
+    if out is not None:
+        conn.send((i, out))
+
+
+class _SendingEnd:
+    """An end of a pipe between the analyzer and a forked worker, whose sends a
+    thread makes: a pipe's send waits while the pipe is full, and neither end
+    may wait for the other to receive.  The worker sends a piece's answer
+    while the analyzer sends the next piece's message; and the analyzer,
+    whose sends to one worker would wait while that worker works through its
+    pieces, would keep the next worker waiting for its own."""
+
+    def __init__(self, conn):
+        self.conn, self.out = conn, queue.Queue()
+        self.thread = threading.Thread(target=self._send, daemon=True)
+        self.thread.start()
+
+    def _send(self):
+        while (msg := self.out.get()) is not None:
+            try:
+                self.conn.send(msg)
+            except OSError:     # the analyzer is gone
+                return
+
+    def send(self, msg):
+        self.out.put(msg)
+
+    def recv(self):
+        return self.conn.recv()
+
+    def close(self):
+        self.out.put(None)
+        self.thread.join()
+        self.conn.close()
+
+
+def _serve_forked(conn, blocks, fd, keep):
+    serve(_SendingEnd(conn), blocks, fd, keep)
+
+
+def _is_done(msg):
+    """The analyzer's ("done",), told apart from messages of arrays."""
+    return isinstance(msg, tuple) and len(msg) == 1 and isinstance(msg[0], str) and msg[0] == "done"
+
+
+# the analyzer's requests a worker answers (the others only tell it something)
+_ASKS = {"wishes", "contest", "numbers", "busy", "columns"}
+
+
+def _asks(msg):
+    """Whether a message of the analyzer's wants an answer."""
+    if isinstance(msg, tuple) and msg and isinstance(msg[0], str):
+        return msg[0] in _ASKS
+    return isinstance(msg, tuple) and len(msg) == 7      # the maps of pass 1: answered with its gaps
 
 
 def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines, contest):
@@ -282,27 +487,139 @@ class _Columns:
 
 # ------------------------------------------------------------------ analyzer
 
+class PieceConn:
+    """The analyzer's end of its link to one piece of a worker's block: its
+    messages go with the piece's number over the worker's link, its answers
+    are taken in turn (an answer for another piece that comes first waits in
+    the inbox), and closing takes every answer it is owed before it says done,
+    so that no worker is left waiting to send."""
+
+    def __init__(self, link, i, inbox):
+        self.link, self.i, self.inbox = link, i, inbox
+        self.pending, self.gone = 1, False      # owed: the read
+
+    def send(self, msg):
+        if self.gone:           # told it is done
+            return
+        self.link.send((self.i, msg))
+        self.pending += _asks(msg)
+        self.gone = _is_done(msg)
+
+    def recv(self):
+        box = self.inbox[self.i]
+        while not box:
+            j, msg = self.link.recv()
+            self.inbox[j].append(msg)
+        msg = box.popleft()
+        self.pending -= 1
+        if msg[0] == "error":           # it answers nothing more, and waits to be told it is done
+            self.pending = 0
+        return msg
+
+    def close(self):
+        try:
+            while self.pending > 0 and not self.gone:
+                self.recv()
+            self.send(("done",))
+        except (EOFError, OSError):     # the worker is gone
+            self.gone = True
+
+
+def piece_conns(link, pieces):
+    """The analyzer's PieceConns over one worker's `link`, one a piece."""
+    inbox = {i: collections.deque() for i in range(pieces)}
+    return [PieceConn(link, i, inbox) for i in range(pieces)]
+
+
+def split_pieces(block, piece_bytes):
+    """A worker's block of rank traces in pieces of at most about
+    `piece_bytes` raw bytes (one rank trace is never split; None: one piece)."""
+    total = sum(source_bytes(s) for s in block)
+    if piece_bytes is None or total <= piece_bytes:
+        return [block]
+    return split_sources(block, -(-total // max(int(piece_bytes), 1)))
+
+
+class ThreadLink:
+    """The analyzer's link to a worker that runs in a thread of its own
+    process (MPI's process 0 reading its own block; one process under a
+    memory bound): queues, and the memory it shares is its own."""
+
+    def __init__(self, pieces, fd):
+        self.to, self.back = queue.Queue(), queue.Queue()
+        end = _QueueEnd(self.back, self.to)
+        self.thread = threading.Thread(target=serve, args=(end, pieces, fd, len(pieces) == 1), daemon=True)
+        self.thread.start()
+
+    def send(self, msg):
+        self.to.put(msg)
+
+    def recv(self):
+        return self.back.get()
+
+    def close(self):
+        self.thread.join()
+
+
+class _QueueEnd:
+    def __init__(self, out, into):
+        self.out, self.into = out, into
+
+    def send(self, msg):
+        self.out.put(msg)
+
+    def recv(self):
+        return self.into.get()
+
+    def close(self):
+        pass
+
+
 class RankWorkers:
     """The worker processes of one analysis, and what they told of their ranks."""
 
-    def __init__(self, sources, jobs):
-        ctx = multiprocessing.get_context("fork")
-        self.conns, self.procs, self.jobs = [], [], jobs
+    def __init__(self, sources, jobs, piece_bytes=None, links=None, conns=None, fd=None):
+        """Forked workers for `sources` in `jobs` blocks, each block in pieces of
+        about `piece_bytes` raw bytes (split_pieces); or, given the `links` to
+        workers that already run and the PieceConns over them (and the shared
+        memory `fd` of those that share it), those (analyzer/mpi_job.py)."""
         self.threshold_sent = False
+        if links is not None:
+            self.links, self.conns, self.procs, self.jobs, self.fd = links, conns, [], len(links), fd
+            return
+        ctx = multiprocessing.get_context("fork")
+        self.links, self.conns, self.procs, self.jobs = [], [], [], jobs
         # the bursts come back through memory the workers share with the analyzer
         self.fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
+        pipes = []
         for block in split_sources(sources, jobs):
+            pieces = split_pieces(block, piece_bytes)
             mine, theirs = ctx.Pipe()
-            p = ctx.Process(target=_serve, args=(theirs, block, self.fd), daemon=True)
+            p = ctx.Process(target=_serve_forked, args=(theirs, pieces, self.fd, len(pieces) == 1),
+                            daemon=True)
             p.start()
             theirs.close()
-            self.conns.append(mine)
+            pipes.append((mine, len(pieces)))
             self.procs.append(p)
+        for mine, n in pipes:       # their sending threads once every worker is forked: none forks with one
+            link = _SendingEnd(mine)
+            self.links.append(link)
+            self.conns += piece_conns(link, n)
+
+    @classmethod
+    def in_thread(cls, sources, piece_bytes):
+        """One worker, a thread of this process, for `sources` in pieces."""
+        fd = os.memfd_create("iomodel-bursts", os.MFD_CLOEXEC)
+        pieces = split_pieces(sources, piece_bytes)
+        link = ThreadLink(pieces, fd)
+        return cls(None, None, links=[link], conns=piece_conns(link, len(pieces)), fd=fd)
 
     def close(self):
-        os.close(self.fd)
         for c in self.conns:
             c.close()
+        for link in self.links:
+            link.close()
+        os.close(self.fd)
         for p in self.procs:
             p.join(timeout=5)
             if p.is_alive():
@@ -494,10 +811,17 @@ class RankWorkers:
         os.ftruncate(self.fd, max(RECORD_BYTES * at, 1))
         for c, d in zip(self.conns, dests):
             c.send(("columns", at, d))
-        for c in self.conns:
-            self._recv(c, "columns")
+        cols = _Columns(self.fd, at)
+        for c, d, cw in zip(self.conns, dests, counts):
+            got = self._recv(c, "columns")
+            if got:             # a worker without the shared memory: its bursts, written here
+                pos = 0
+                for (_, n), to in zip(cw, d):
+                    for f in BURST_FIELDS:
+                        cols[f][to:to + n] = got[0][f][pos:pos + n]
+                    pos += n
         self.dests = dests
-        return _Columns(self.fd, at).cols    # the map lives as long as its columns
+        return cols.cols    # the map lives as long as its columns
 
     def _by_burst(self, counts, mixeds, nesteds):
         """The workers' dicts by their own burst index, by the burst's place in rank order."""

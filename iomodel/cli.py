@@ -181,13 +181,24 @@ def cmd_analyze(args):
     from iomodel.models import save_model
     from iomodel.models.report import text
     from iomodel.models import ModelError
+    from iomodel.analyzer.log_batch import logs_in
+    src = Path(args.input)
+    if src.is_dir() and not any(src.glob("*.iot")):
+        if logs_in(src):
+            return _analyze_logs(args)
+        if not any(src.glob("rank-*")):     # rank files of other names: the trace reader says what
+            return _one_voice(f"{src}: neither a trace (no rank-*.iot, no job.iot) nor a directory of Darshan "
+                              f"logs (no *.darshan in it or under it)")
+    args.output = args.output or "model.json"
     try:
         model = analyze(args.input, max_comm_gap=args.max_comm_gap, max_idle_s=args.max_idle,
-                        jobs=args.jobs, partial=args.partial)
+                        jobs=args.jobs, partial=args.partial, max_memory=args.max_memory)
     except ModelError as e:      # what the input holds cannot be a model: damage the checks missed
         return fail(f"{args.input}: the model of what it holds is not valid ({e}): is it damaged?")
     except TraceError as e:
         return damaged(e, "models")
+    if model is None:            # a worker process of an MPI analysis: process 0 writes the model
+        return 0
     for line in model["source"].get("unavailable", []):
         print(f"iomodel: note: {args.input} cannot tell {line}", file=sys.stderr)
     for line in model["source"].get("inferred", []):
@@ -201,6 +212,44 @@ def cmd_analyze(args):
         print(text(model))
         print(f"\nmodel written to {args.output}")
     return 0
+
+
+def _analyze_logs(args):
+    """analyze LOGDIR: a model per Darshan log and their summary table, spread
+    over the processes of an MPI launch (analyzer/log_batch.py)."""
+    from iomodel.analyzer import TraceError, analyze
+    from iomodel.analyzer.log_batch import analyze_logs
+    from iomodel.analyzer.mpi_job import world
+    from iomodel.models import ModelError
+    comm = world()
+    if args.partial or args.jobs or args.max_comm_gap is not None or args.max_memory is not None:
+        return _one_voice(f"{args.input}: a directory of Darshan logs: --partial, -j, --max-comm-gap and "
+                          "--max-memory are a trace's")
+    out = Path(args.output or f"{Path(args.input).name}-models")
+
+    def one(log):
+        try:
+            return analyze(log, max_idle_s=args.max_idle, mpi=False)    # each log in one process
+        except (ModelError, TraceError) as e:     # a log that gives no model: its row says why
+            raise ValueError(str(e)) from None
+    rows = analyze_logs(args.input, out, one, comm)
+    if rows is None:             # a worker process: process 0 says it all
+        return 0
+    bad = [r for r in rows if r["error"]]
+    for r in bad:
+        print(f"iomodel: note: no model: {r['error']}", file=sys.stderr)
+    if len(bad) == len(rows):
+        return fail(f"{args.input}: none of its {len(rows)} Darshan logs gave a model (summary.parquet in {out} "
+                    f"says why)")
+    if not args.quiet:
+        print(f"{len(rows) - len(bad)} of {len(rows)} logs modelled; models and summary.parquet in {out}")
+    return 0
+
+
+def _one_voice(msg):
+    """A refusal said once for a whole MPI launch: by its process 0."""
+    from iomodel.analyzer.mpi_job import launched_rank
+    return 2 if launched_rank() else fail(msg)
 
 
 def _what_was_seen(path):
@@ -580,6 +629,19 @@ def cmd_replay(args):
     return 0
 
 
+def _memory(text):
+    from iomodel.analyzer.memory_bound import BASE_BYTES, MIN_BOUND
+    from iomodel.cluster.description import parse_size
+    try:
+        n = parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if n < MIN_BOUND:
+        raise argparse.ArgumentTypeError(f"{text}: at least {MIN_BOUND >> 20} MiB (a process holds about "
+                                         f"{BASE_BYTES >> 20} MiB before any trace)")
+    return n
+
+
 def _sizes(text):
     from iomodel.cluster.description import parse_size
     return [parse_size(x) for x in text.split(",")] if text else None
@@ -713,8 +775,10 @@ def build_parser():
     a = sub.add_parser("analyze", help="build the I/O model of a trace or Darshan log",
                        description="Find the application's I/O phases (docs/commands/analyze.md) "
                        "and write the model (docs/model-format.md).")
-    a.add_argument("input", help="trace directory, or a Darshan log (.darshan) with DXT")
-    a.add_argument("-o", "--output", default="model.json", help="model file (default: %(default)s)")
+    a.add_argument("input", help="trace directory, a Darshan log (.darshan) with DXT, or a directory of "
+                   "Darshan logs")
+    a.add_argument("-o", "--output", help="model file (default: model.json); for a directory of Darshan "
+                   "logs, the directory of their models and summary.parquet (default: LOGDIR-models)")
     a.add_argument("--max-comm-gap", type=int, metavar="N",
                    help="same burst when at most N communication calls apart (default: from the data)")
     a.add_argument("--max-idle", type=float, metavar="S",
@@ -722,6 +786,10 @@ def build_parser():
     a.add_argument("-j", "--jobs", type=_positive, metavar="N",
                    help="read and reduce the ranks in N processes (default: one per core this "
                    "process may use, for traces of 4 MiB or more; 1: in this process)")
+    a.add_argument("--max-memory", type=_memory, metavar="SIZE",
+                   help="each process's bound (e.g. 2GiB): one whose rank traces do not fit reads them in "
+                   "pieces, again in each pass (default: 80%% of the node's memory, or its cgroup's, shared "
+                   "by the analysis's processes on it)")
     a.add_argument("--partial", action="store_true",
                    help="on a damaged trace, model what comes before the damage (the model is marked partial)")
     a.add_argument("-q", "--quiet", action="store_true", help="do not print the model")

@@ -7,24 +7,44 @@ serial analysis reports it."""
 import json
 import os
 import subprocess
+import tempfile
 
 import pytest
 
 from conftest import IOMODEL, RANK_FILES, mpirun
 from iomodel.analyzer import Trace, TraceError, analyze
+from iomodel.analyzer import memory_bound
 from iomodel.analyzer.parallel import RankWorkers, split_sources
 from iomodel.analyzer.phases import build_model
 
 
-def in_workers(trace_dir, jobs):
+def in_workers(trace_dir, jobs, piece_bytes=None):
     """The model built by `jobs` workers, never falling back to the serial path
-    (a worker's failure raises WorkerFailed here)."""
+    (a worker's failure raises WorkerFailed here); with `piece_bytes`, each
+    worker's block in pieces of that many raw bytes, read again in each pass
+    (1: one rank trace a piece; jobs 1: the worker a thread)."""
     trace = Trace(trace_dir, lazy=True)
-    workers = RankWorkers(trace.rank_files, jobs)
+    workers = RankWorkers.in_thread(trace.rank_files, piece_bytes) if jobs == 1 else \
+        RankWorkers(trace.rank_files, jobs, piece_bytes)
     try:
         return build_model(workers.read(trace.path), workers=workers)
     finally:
         workers.close()
+
+
+def in_pieces(trace_dir, serial):
+    """The model is the serial one from workers holding their ranks one at a
+    time (bounded memory), 1 worker (a thread) and 2: each piece's operations
+    kept in a spill file between passes, and (the temporary directory in
+    memory, /dev/shm) read and linked again from the trace in each pass."""
+    for jobs in (1, 2):
+        assert in_workers(trace_dir, jobs, piece_bytes=1) == serial, jobs     # spilled where /tmp is a disk
+        tempfile.tempdir = "/dev/shm"
+        try:
+            assert memory_bound.spill_dir() is None
+            assert in_workers(trace_dir, jobs, piece_bytes=1) == serial, jobs
+        finally:
+            tempfile.tempdir = None
 
 
 def test_job_file_and_layer_under_mpi_io(traced):
@@ -39,6 +59,7 @@ def test_job_file_and_layer_under_mpi_io(traced):
     assert got == [("write", 4, 163840, "0")] * 3 + [("read", 4, 491520, "0")]
     for jobs in (2, 3, 4):
         assert in_workers(run.trace_dir, jobs) == serial
+    in_pieces(run.trace_dir, serial)
 
 
 def test_ordered_calls_placed_across_workers(traced):
@@ -53,6 +74,7 @@ def test_ordered_calls_placed_across_workers(traced):
     assert [(f["name"].rsplit("/", 1)[-1], f["extent"]) for f in serial["files"]] == [("ordered.dat", 60)]
     assert in_workers(run.trace_dir, 3) == serial
     assert in_workers(run.trace_dir, 2) == serial
+    in_pieces(run.trace_dir, serial)
 
 
 def test_library_metadata_between_datasets(library_build_dir, tmp_path):
@@ -71,6 +93,7 @@ def test_library_metadata_between_datasets(library_build_dir, tmp_path):
     assert [(p["np"], p["rs"], p["rep"]) for p in reads] == [(4, 131072, 5)]
     assert any(p.get("metadata") for p in serial["phases"])
     assert in_workers(trace, 2) == serial
+    in_pieces(trace, serial)
 
 
 @pytest.fixture
@@ -106,13 +129,15 @@ def test_phases_reduced_in_the_workers(traced, merges):
         ([[16, 10240], [8, 640]], [0, 320, 5120, 5440], None)
     for jobs in (2, 3):
         assert in_workers(run.trace_dir, jobs) == serial
+    in_pieces(run.trace_dir, serial)
     seg = traced("ior_like", 4, "segmented")
     serial = analyze(seg.trace_dir, jobs=1)
     assert [(p["operation"], p["rep"], p["offsets"]["first"], p["offsets"]["per_rank"])
             for p in serial["phases"]] == [("write", 6, 0, 4096), ("read", 6, 0, 4096)]
     for jobs in (2, 3, 4):
         assert in_workers(seg.trace_dir, jobs) == serial
-    assert merges == ["merged"] * 5
+    in_pieces(seg.trace_dir, serial)
+    assert merges == ["merged"] * 13
 
 
 def test_processes_that_differ_send_their_bursts(traced, merges):
@@ -125,9 +150,13 @@ def test_processes_that_differ_send_their_bursts(traced, merges):
     assert [(p["rep"], [g["rs"] for g in p["rs_groups"]]) for p in serial["phases"]] == \
         [(3, [1000, 2000, 3000, 4000])] * 2
     assert in_workers(run.trace_dir, 2) == serial
+    in_pieces(run.trace_dir, serial)
     hacc = traced("hacc_like", 4)
-    assert in_workers(hacc.trace_dir, 2) == analyze(hacc.trace_dir, jobs=1)
-    assert merges == ["columns after numbers", "columns"]
+    serial = analyze(hacc.trace_dir, jobs=1)
+    assert in_workers(hacc.trace_dir, 2) == serial
+    in_pieces(hacc.trace_dir, serial)
+    # a rank a piece is a table of one row: rank 0's keys tell its piece apart
+    assert merges == ["columns after numbers"] * 5 + ["columns"] + ["columns after numbers"] * 4
 
 
 def test_collective_splits_voted_across_workers(traced):
@@ -142,6 +171,7 @@ def test_collective_splits_voted_across_workers(traced):
         ("MPI_File_write_at_all", 4, 5), ("write", 1, 5)]
     for jobs in (2, 3, 4):
         assert in_workers(run.trace_dir, jobs) == serial
+    in_pieces(run.trace_dir, serial)
 
 
 def test_damage_is_reported_as_the_serial_analysis_does(traced):
@@ -157,6 +187,10 @@ def test_damage_is_reported_as_the_serial_analysis_does(traced):
     with pytest.raises(TraceError) as parallel:
         analyze(run.trace_dir, jobs=2)
     assert str(parallel.value) == str(serial.value)
+    for jobs in (1, 2):         # a rank at a time (bounded memory): one worker, a thread, and two
+        with pytest.raises(TraceError) as pieces:
+            analyze(run.trace_dir, jobs=jobs, max_memory=1)
+        assert str(pieces.value) == str(serial.value)
     assert f"job.iot (rank 2, from byte {images[2].offset})" in str(serial.value)
 
 
@@ -173,6 +207,47 @@ def test_the_command_line_option(traced, tmp_path):
     p = subprocess.run(IOMODEL + ["analyze", "-j", "0", str(run.trace_dir)], capture_output=True, text=True)
     assert p.returncode == 2
     assert "argument -j/--jobs: '0' is not a whole number of at least 1" in p.stderr
+
+
+def test_max_memory_on_the_command_line(traced, tmp_path):
+    """--max-memory 2GiB writes the -j 1 model (4 ranks of 8^3 points fit: one
+    piece); 100MiB is refused, as are a size without a number and a log directory's."""
+    run = traced("btio_like", 4, 8, 8, 8, 2)
+    out = {}
+    for name, extra in (("serial", ["-j", "1"]), ("bound", ["--max-memory", "2GiB"])):
+        out[name] = tmp_path / f"{name}.json"
+        p = subprocess.run(IOMODEL + ["analyze", "-q", *extra, str(run.trace_dir), "-o", str(out[name])],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    assert out["serial"].read_bytes() == out["bound"].read_bytes()
+    for bad, said in (("100MiB", "argument --max-memory: 100MiB: at least 256 MiB (a process holds about 96 "
+                                 "MiB before any trace)"),
+                      ("lots", "argument --max-memory: expected a size in bytes")):
+        p = subprocess.run(IOMODEL + ["analyze", "--max-memory", bad, str(run.trace_dir)], capture_output=True,
+                           text=True)
+        assert p.returncode == 2 and said in p.stderr, p.stderr
+
+
+def test_pieces_of_a_block(tmp_path):
+    """Rank files of 100, 100, 100, 100 and 400 bytes: under 1000 raw bytes a
+    piece, one piece; under 400, two (the first four, the last); under 300,
+    three (the first three, the fourth, the last); under 1, one a file.  The bound's arithmetic:
+    a process of 2 GiB holds (2 GiB - 96 MiB) / 5 raw bytes, process 0 half that."""
+    from iomodel.analyzer.memory_bound import budget, piece_bytes
+    from iomodel.analyzer.parallel import split_pieces
+    files = []
+    for r, size in enumerate([100, 100, 100, 100, 400]):
+        f = tmp_path / f"rank-{r:06d}.iot"
+        f.write_bytes(b"\0" * size)
+        files.append(f)
+    assert split_pieces(files, 1000) == [files]
+    assert split_pieces(files, None) == [files]
+    assert split_pieces(files, 400) == [files[:4], files[4:]]
+    assert split_pieces(files, 300) == [files[:3], files[3:4], files[4:]]
+    assert split_pieces(files, 1) == [[f] for f in files]
+    assert budget(2 << 30, 8) == 2 << 30
+    assert piece_bytes(2 << 30) == (2048 - 96) * 2**20 // 5
+    assert piece_bytes(2 << 30, analyzer=True) == (2048 - 96) * 2**20 // 10
 
 
 def test_ranks_split_by_bytes(tmp_path):

@@ -166,3 +166,20 @@ def test_trace_and_replay_through_srun_under_each_mpi(slurm, mpi, plugin, progra
     assert len(runs) == len(m["runs"]) and all(e["ok"] and e["bandwidth_Bps"] > 0 for e in runs)
     assert all(e["command"][:4] == ["srun", "-n", str(e["np"]), f"--mpi={plugin}"] for e in runs)
     assert all(f"/{mpi}/iomodel_replay" in " ".join(e["command"]) for e in runs)
+
+
+def test_analyze_as_a_job_step_of_srun(slurm, traced, tmp_path):
+    """`srun --mpi=pmix -n 3 iomodel analyze` (issue 81): the tasks are one
+    analysis (PMIx's rank and the step's task count tell them), whose model is
+    the serial one."""
+    env, _ = slurm
+    run = traced("s3d_like", 4, "blocking", "12", "12", "12")
+    serial = tmp_path / "serial.json"
+    subprocess.run(IOMODEL + ["analyze", run.trace_dir, "-o", serial, "-q", "-j", "1"], check=True, timeout=120)
+    out = tmp_path / "srun.json"
+    proc = subprocess.run(["srun", "-n", "3", "--mpi=pmix", "--export=ALL,OMPI_MCA_mpi_yield_when_idle=1",
+                           *IOMODEL, "analyze", run.trace_dir, "-o", out],
+                          env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == serial.read_bytes()
+    assert proc.stdout.count("model written to") == 1      # three tasks alone would each write it
