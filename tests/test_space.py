@@ -1,0 +1,246 @@
+"""Spaces of candidate configurations (cluster/space.py), the design of which
+to measure (cluster/design.py), composed profiles (cluster/compose.py) and
+`compare --space` end to end: every figure worked out by hand in the comments."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+
+from iomodel.cluster.compose import compose_space, fit, features, nnls
+from iomodel.cluster.design import design, plackett_burman
+from iomodel.cluster.profile import Profile
+from iomodel.cluster.space import SpaceError, load_space
+from iomodel.cluster.space_compare import measured_profiles
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTBED_SPACE = ROOT / "testbed" / "testbed-space.yaml"
+MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
+IOMODEL = [sys.executable, "-m", "iomodel"]
+
+BASE = """format: iomodel-cluster
+version: 1
+name: base
+instance: {type: m.large, cores: 4, memory_gib: 16, prices: [{region: r1, usd_per_hour: 1.0}]}
+instances: 1
+billing: second
+storage: {temporal: {device: HDD, capacity_gb: 100}}
+network: "1 Gbit/s"
+filesystem: {local: ext4, global: NFS, stripe_size: 64KB}
+"""
+
+
+def space_file(tmp_path, body, base=BASE):
+    (tmp_path / "base.yaml").write_text(base)
+    f = tmp_path / "s.yaml"
+    f.write_text("format: iomodel-space\nversion: 1\nname: s\n" + body)
+    return f
+
+
+# One kind, 1, 2 and 4 data servers behind 1 Gbit/s links (125e6 B/s).  Measured:
+# 1 server 100e6 B/s, 4 servers 250e6 B/s, for one write of 16 MiB by each of 4
+# processes.  Per byte: 1/100e6 = g0 + g/125e6 and 1/250e6 = g0 + g/500e6, so
+# g = 6e-9 / 6e-9 = 1 and g0 = 1e-8 - 8e-9 = 2e-9; 2 servers: 2e-9 + 1/250e6 =
+# 6e-9 s per byte, 166.67e6 B/s.
+SERVERS = """kinds:
+  nfs:
+    cluster: base.yaml
+    axes: {data_servers: [1, 2, 4]}
+    costs: {data_servers: {1: 0.5, 2: 1.0, 4: 2.2}}
+measured:
+  nfs-1srv:
+    - {operation: write, np: 4, rs: 16MiB, bw_Bps: 100000000, collective: true}
+    - {operation: read, np: 4, rs: 16MiB, bw_Bps: 200000000, collective: true}
+  nfs-4srv:
+    - {operation: write, np: 4, rs: 16MiB, bw_Bps: 250000000, collective: true}
+    - {operation: read, np: 4, rs: 16MiB, bw_Bps: 500000000, collective: true}
+"""
+
+
+def test_the_testbed_space_has_its_18_configurations_with_their_components_and_prices():
+    s = load_space(TESTBED_SPACE)
+    names = [p.name for p in s.points]
+    # disk: 3 rates; gluster: 3 servers x 3 links x 2 shard sizes, less 1 server at 64 MiB (3)
+    assert len(names) == 3 + 18 - 3 == 18
+    assert names[:3] == ["disk-30MiBps", "disk-60MiBps", "disk-120MiBps"]
+    assert "gluster-1srv-100Mbit-64MiB" not in names
+    p = s.point("gluster-2srv-300Mbit-64MiB")
+    assert p.components == {"data_servers": 2, "devices": 1, "device_Bps": None, "link_bps": 300e6, "client_link_bps": None,
+                            "stripe_size": 64 << 20, "placement": "dedicated", "instances": 1}
+    assert (p.cluster.data_servers, p.cluster.network_bps, p.cluster.stripe_size) == (2, 300e6, 64 << 20)
+    # 0.20 for two servers + 0.03 for the 300 Mbit/s links, on a cluster that costs 0
+    assert p.cluster.price_per_hour == pytest.approx(0.23)
+    assert p.start == ("IOMODEL_GLUSTER_SERVERS=2 IOMODEL_GLUSTER_RATE=300mbit "
+                       "IOMODEL_GLUSTER_SHARD_SIZE=64MB testbed/gluster/start.sh")
+    assert s.point("disk-60MiBps").start == ("IOMODEL_DISK_WRITE_BPS=62914560 IOMODEL_DISK_READ_BPS=62914560 "
+                                             "testbed/disk/start.sh")
+
+
+def test_plackett_burman_runs_are_the_cyclic_generator():
+    # N = 4 for 3 factors: the shifts of ++- and a run of all lows
+    assert plackett_burman(3).tolist() == [[1, 1, -1], [-1, 1, 1], [1, -1, 1], [-1, -1, -1]]
+    d = plackett_burman(11)            # N = 12: columns balanced and orthogonal
+    assert d.shape == (12, 11)
+    assert (d.sum(axis=0) == 0).all() and (d.T @ d == 12 * numpy.eye(11)).all()
+    with pytest.raises(ValueError, match="24 factors"):
+        plackett_burman(24)
+
+
+def test_the_testbed_design_measures_a_third_of_the_space():
+    s = load_space(TESTBED_SPACE)
+    chosen = [(p.name, why) for p, why in design(s)]
+    # disk: one factor, runs high and low; gluster: servers, link, shard at their extremes by the
+    # N = 4 design above, its second run (1 server, 1 Gbit/s, 64 MiB) excluded: the nearest point
+    # has 2 servers (log 2 away) rather than 4 MiB shards (log 16 away)
+    assert [n for n, _ in chosen] == ["disk-120MiBps", "disk-30MiBps", "gluster-3srv-1Gbit-4MiB",
+                                      "gluster-2srv-1Gbit-64MiB", "gluster-3srv-100Mbit-64MiB",
+                                      "gluster-1srv-100Mbit-4MiB"]
+    assert "excluded by the space" in chosen[3][1]
+    assert len(chosen) * 3 <= len(s.points)
+
+
+def test_nnls_keeps_weights_non_negative():
+    # b = 2 * a0 exactly; a1 would fit with a negative weight: left out
+    a = numpy.array([[1.0, 1.0], [2.0, 1.0], [3.0, 1.0]])
+    w = nnls(a, numpy.array([2.0, 4.0, 6.0]))
+    assert w == pytest.approx([2.0, 0.0])
+    w = nnls(a, numpy.array([-1.0, -2.0, -3.0]))
+    assert (w >= 0).all()
+
+
+def test_the_fit_recovers_the_weights_points_were_made_with():
+    # times made by T = 1e-4 s per request + V / (n * R_link) on 1 and 3 servers at 1 Gbit/s
+    rows = {"np": [1, 4, 4], "transfer_size": [1 << 20, 1 << 16, 1 << 22], "ops": [8, 32, 2],
+            "access_type": ["shared"] * 3}
+    pts, comps = [], []
+    for s in (1, 3):
+        comp = {"data_servers": s, "link_bps": 1e9, "stripe_size": 1 << 16}
+        t = features(comp, rows) @ numpy.array([1e-4, 0, 0, 1.0, 0, 0])
+        prof = Profile.from_points([{"operation": "write", "np": n, "rs": r, "access_type": "shared",
+                                     "bw_Bps": n * o * r / tt} for n, r, o, tt in
+                                    zip(rows["np"], rows["transfer_size"], rows["ops"], t)])
+        prof.table = prof.table.set_column(prof.table.schema.get_field_index("ops_per_process"),
+                                           "ops_per_process", __import__("pyarrow").array(rows["ops"]))
+        comps.append((comp, prof))
+    c = fit("gluster", comps)
+    (w,) = c.weights.values()
+    assert w == pytest.approx([1e-4, 0, 0, 1.0, 0, 0], abs=1e-9)
+
+
+def test_composed_points_are_the_anchor_scaled_by_the_model(tmp_path):
+    s = load_space(space_file(tmp_path, SERVERS))
+    out = compose_space(s, measured_profiles(s))
+    prof, prov = out["nfs-2srv"]
+    assert prov["profile"] == "composed" and prov["differs_in"] == ["data_servers"]
+    assert prov["anchor"] == "nfs-1srv"            # log 2 away, as 4 servers are
+    bw = dict(zip(prof.table.column("operation").to_pylist(), prof.table.column("bandwidth_Bps").to_pylist()))
+    # write: above, 166.67e6; read: 1/200e6 = g0 + g/125e6, 1/500e6 = g0 + g/500e6, g = 3e-9 / 6e-9
+    # = 0.5, g0 = 5e-9 - 4e-9 = 1e-9; 2 servers 1e-9 + 0.5/250e6 = 3e-9 s/B: 333.33e6 B/s
+    assert bw["write"] == pytest.approx(1e9 / 6, rel=1e-9)
+    assert bw["read"] == pytest.approx(1e9 / 3, rel=1e-9)
+    assert set(prof.table.column("source").to_pylist()) == {"composed"}
+    assert out["nfs-4srv"][1] == {"profile": "measured"}
+
+
+def test_a_kind_measured_once_scales_by_its_components_rates(tmp_path):
+    # RAID0 of 1 to 4 devices of 89.4 MB/s (seed 000, CC2 ephemeral), 1 device measured: the
+    # components alone say n devices write n times as fast: 2 devices 178.8 MB/s
+    body = """kinds:
+  ephemeral:
+    cluster: base.yaml
+    axes: {data_servers: [1, 2, 4]}
+    fixed: {device: "89.4 MB/s"}
+measured:
+  ephemeral-1srv: [{operation: write, np: 1, rs: 16MiB, bw_Bps: 89400000}]
+"""
+    s = load_space(space_file(tmp_path, body))
+    prof, prov = compose_space(s, measured_profiles(s))["ephemeral-2srv"]
+    assert prov["fitted"] is False
+    assert prof.table.column("bandwidth_Bps").to_pylist() == pytest.approx([178.8e6])
+
+
+def test_a_difference_no_measured_pair_tells_apart_is_refused(tmp_path):
+    # the two measured points differ in servers only; 2 servers at 10 Gbit/s differs in the link too
+    body = SERVERS.replace("axes: {data_servers: [1, 2, 4]}",
+                           "axes: {data_servers: [1, 2, 4], link: [1 Gbit/s, 10 Gbit/s]}")
+    body = body.replace("nfs-1srv:", "nfs-1srv-1Gbit:").replace("nfs-4srv:", "nfs-4srv-1Gbit:")
+    s = load_space(space_file(tmp_path, body))
+    out = compose_space(s, measured_profiles(s))
+    assert out["nfs-2srv-1Gbit"][1]["profile"] == "composed"
+    assert out["nfs-2srv-10Gbit"][0] is None
+    assert "link_bps, which no two measured configurations of kind nfs tell apart" in \
+        out["nfs-2srv-10Gbit"][1]["reason"]
+
+
+def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_path):
+    f = space_file(tmp_path, SERVERS)
+    proc = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f), "--json"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)
+    t = {k: v["io_time_s"] for k, v in r["predictions"].items()}
+    # every phase of BT-IO B at 4 processes takes its profile's one write or read point: the
+    # times scale as the bandwidths, 1, 2 and 4 servers at 100, 166.67, 250 MB/s writing and
+    # 200, 333.33, 500 reading, each phase in the same proportion: 2 servers 0.6 of 1 server's
+    assert t["nfs-2srv"] / t["nfs-1srv"] == pytest.approx(0.6, rel=1e-6)
+    assert t["nfs-4srv"] / t["nfs-1srv"] == pytest.approx(0.4, rel=1e-6)
+    assert r["by_time"] == ["nfs-4srv", "nfs-2srv", "nfs-1srv"]
+    # $/h 1.0 + 0.5, 1.0 + 1.0, 1.0 + 2.2 times 1, 0.6, 0.4 of the time: 1.5, 1.2, 1.28: 4 servers
+    # the fastest, 2 the cheapest, 1 server dearer and slower than both
+    c = {k: v["cost_usd"] for k, v in r["predictions"].items()}
+    assert [c["nfs-2srv"] / c["nfs-1srv"], c["nfs-4srv"] / c["nfs-1srv"]] == pytest.approx([1.2 / 1.5, 1.28 / 1.5])
+    assert r["pareto"] == ["nfs-4srv", "nfs-2srv"]
+    assert r["space"]["points"]["nfs-2srv"]["anchor"] == "nfs-1srv"
+    text = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f)], capture_output=True, text=True)
+    assert "nfs-2srv                     composed from nfs-1srv (data_servers); not checked" in text.stdout
+    assert "time-cost Pareto front (fastest first): nfs-4srv, nfs-2srv" in text.stdout
+
+
+@pytest.mark.parametrize("body,message", [
+    ("kinds: {}\n", "s.yaml: kinds: expected at least one storage kind"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {servers: [1, 2]}}}\n",
+     "s.yaml: kinds.nfs.axes.servers: unknown field (did you mean 'data_servers'?)"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {device: [60 MiB/s, fast]}}}\n",
+     "s.yaml: kinds.nfs.axes.device[1]: expected a rate like \"60 MiB/s\" or a number of MiB/s, got 'fast'"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {link: [1 Gbit/s, 1000 Mbit/s]}}}\n",
+     "s.yaml: kinds.nfs.axes.link: a value listed twice"),
+    ("kinds: {nfs: {cluster: nope.yaml}}\n", "s.yaml: kinds.nfs.cluster: nope.yaml: no such file"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}, exclude: [{link: 1 Gbit/s}]}}\n",
+     "s.yaml: kinds.nfs.exclude[0].link: unknown field"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [0, 2]}}}\n",
+     "s.yaml: kinds.nfs.axes.data_servers[0]: expected an integer >= 1, got 0"),
+    ("kinds: {nfs: {cluster: base.yaml, start: 'start.sh {servers}'}}\n",
+     "s.yaml: kinds.nfs.start: cannot fill 'start.sh {servers}' for point nfs: no value 'servers'"),
+    ("kinds: {nfs: {cluster: base.yaml}}\nmeasured: {nfs-9: []}\n",
+     "s.yaml: measured.nfs-9: not a point of the space (points: nfs)"),
+    ("kinds: {nfs: {cluster: base.yaml}}\nmeasured: {nfs: [{operation: write, np: 1, rs: 1MiB}]}\n",
+     "s.yaml: measured.nfs: bandwidth[0].bw_MiBps: give exactly one of bw_MiBps and bw_Bps"),
+    ("kinds: {nfs: {cluster: base.yaml}}\nkinds: {}\n", "s.yaml: not YAML: duplicate key 'kinds'"),
+    ("format: iomodel-cluster\n", "s.yaml: not YAML: duplicate key 'format'"),
+])
+def test_a_malformed_space_is_one_error_naming_the_file_and_field(tmp_path, body, message):
+    f = space_file(tmp_path, body)
+    with pytest.raises(SpaceError) as e:
+        load_space(f)
+    assert str(e.value).startswith(f"{tmp_path}/{message}"), str(e.value)
+    proc = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f)], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert str(f) in proc.stderr
+
+
+def test_compare_takes_clusters_or_a_space_not_both(tmp_path):
+    f = space_file(tmp_path, SERVERS)
+    for args in ([], ["--vc", "vc3", "--space", str(f)]):
+        proc = subprocess.run(IOMODEL + ["compare", str(MODEL), *args], capture_output=True, text=True)
+        assert proc.returncode == 2 and "--vc VC [VC ...], or a space of configurations" in proc.stderr
+
+
+def test_characterize_design_names_the_runs_and_runs_nothing_untrusted(tmp_path):
+    proc = subprocess.run(IOMODEL + ["characterize", "--space", str(TESTBED_SPACE), "--design"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == f"{TESTBED_SPACE}: 6 of 18 configurations to measure:"
+    assert "run only with --trust-cluster" in proc.stderr
+    assert not list(tmp_path.iterdir())            # nothing started, nothing written
