@@ -212,7 +212,7 @@ def _cluster_doc(doc, name, values, price):
     return d
 
 
-def _parse_space(doc, path):
+def _parse_space(doc, path, profiles_dir=None):
     top = _Obj(doc, "") if isinstance(doc, dict) else None
     if top is None:
         raise _FieldError("", f"expected a mapping with format: {FORMAT}, got {_show(doc)}")
@@ -325,7 +325,7 @@ def _parse_space(doc, path):
         except _FieldError as e:
             raise _FieldError(mo.at(str(pname)), str(e)) from None
     return Space(path, name, top.str("description", required=False, default="", nullable=True) or "",
-                 points, (path.parent / prof), measured)
+                 points, Path(profiles_dir) if profiles_dir else path.parent / prof, measured)
 
 
 def cdoc_min():
@@ -336,11 +336,13 @@ def cdoc_min():
             "instances": 1, "filesystem": {"global": None}}
 
 
-def load_space(path):
-    """Read and validate a space file; SpaceError on one line naming the file."""
+def load_space(path, profiles_dir=None):
+    """Read and validate a space file; SpaceError on one line naming the file.
+    profiles_dir: where the measured profiles are, in place of the file's
+    `profiles`."""
     p = Path(path)
     doc = read_yaml(p, "space", error=SpaceError)
     try:
-        return _parse_space(doc, p)
+        return _parse_space(doc, p, profiles_dir)
     except _FieldError as e:
         raise SpaceError(f"{p}: {e}") from None

@@ -514,9 +514,11 @@ def cmd_compare(args):
         if args.profile or args.region:
             raise ValueError("compare --space: the space says the profiles and prices "
                              "(not with --profile or --region)")
-        result = compare_space(model, load_space(args.space))
+        result = compare_space(model, load_space(args.space, args.profiles))
         print(json.dumps(result, indent=2) if args.json else format_space_comparison(result))
     else:
+        if args.profiles:
+            raise ValueError("compare: --profiles goes with --space (with --vc: --profile NAME=PATH)")
         clusters = _clusters(args)
         result = compare(model, clusters, _profiles(args, clusters))
         print(json.dumps(result, indent=2) if args.json else format_comparison(result))
@@ -603,8 +605,8 @@ def cmd_characterize(args):
                          "with --design or --point NAME (one of the two)")
     if args.space:
         return _characterize_space(args)
-    if args.design or args.point:
-        raise ValueError("characterize: --design and --point go with --space")
+    if args.design or args.point or args.profiles:
+        raise ValueError("characterize: --design, --point and --profiles go with --space")
     return _characterize(args, _one_cluster(args))
 
 
@@ -614,7 +616,7 @@ def _characterize_space(args):
     its profile written to the space's profiles directory."""
     from iomodel.cluster.design import design
     from iomodel.cluster.space import load_space
-    space = load_space(args.space)
+    space = load_space(args.space, args.profiles)
     if bool(args.design) == bool(args.point):
         raise ValueError("characterize --space: give --design (measure the design's configurations) "
                          "or --point NAME (measure one configuration, started by you)")
@@ -645,7 +647,7 @@ def _characterize_space(args):
             continue
         try:
             if args.design:       # stopped below even when it failed halfway
-                _run_space_command(p.start, "start", p.name)
+                _run_space_command(p.start, "start", p.name, space.path.parent)
             p.cluster.trusted = args.trust_cluster
             args.output = str(space.profiles_dir / f"{p.name}.d")
             args.profile = str(space.profiles_dir / f"{p.name}.parquet")
@@ -654,16 +656,16 @@ def _characterize_space(args):
         finally:
             args.output = args.profile = None
             if args.design and p.stop:
-                _run_space_command(p.stop, "stop", p.name)
+                _run_space_command(p.stop, "stop", p.name, space.path.parent)
     if failed:
         return fail(f"characterize --space: runs failed on {', '.join(failed)}", code=1)
     return 0
 
 
-def _run_space_command(cmd, what, name):
+def _run_space_command(cmd, what, name, where):
     import subprocess
     print(f"iomodel: {name}: {what}: {cmd}", file=sys.stderr)
-    rc = subprocess.run(cmd, shell=True).returncode
+    rc = subprocess.run(cmd, shell=True, cwd=where).returncode     # in the space file's directory
     if rc:
         raise RuntimeError(f"{name}: the space's {what} command exited {rc}: {cmd}")
 
@@ -886,6 +888,8 @@ def build_parser():
                     help="compare every configuration of this space (a YAML file, "
                     "docs/space-format.md): the measured ones from their profiles, the others from "
                     "profiles composed from them (docs/composition.md); not with --vc")
+    co.add_argument("--profiles", metavar="DIR", help="with --space: the measured profiles are in DIR "
+                    "(NAME.parquet), not in the space's `profiles` directory")
     co.add_argument("--plot", metavar="DIR", help="draw the paper's Figures 2 and 3 into DIR")
     co.set_defaults(func=cmd_compare)
 
@@ -939,6 +943,8 @@ def build_parser():
                     "each that the space says how to start")
     ch.add_argument("--point", metavar="NAME", help="with --space: measure this configuration "
                     "(started by you)")
+    ch.add_argument("--profiles", metavar="DIR", help="with --space: write the profiles to DIR "
+                    "(NAME.parquet), not to the space's `profiles` directory")
     ch.add_argument("--backend", choices=("ior", "builtin"), default="builtin",
                     help="iomodel's own replayer, or IOR from the cluster (default: %(default)s)")
     ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")

@@ -73,9 +73,9 @@ def test_the_testbed_space_has_its_18_configurations_with_their_components_and_p
     # 0.20 for two servers + 0.03 for the 300 Mbit/s links, on a cluster that costs 0
     assert p.cluster.price_per_hour == pytest.approx(0.23)
     assert p.start == ("IOMODEL_GLUSTER_SERVERS=2 IOMODEL_GLUSTER_RATE=300mbit "
-                       "IOMODEL_GLUSTER_SHARD_SIZE=64MB testbed/gluster/start.sh")
+                       "IOMODEL_GLUSTER_SHARD_SIZE=64MB gluster/start.sh")
     assert s.point("disk-60MiBps").start == ("IOMODEL_DISK_WRITE_BPS=62914560 IOMODEL_DISK_READ_BPS=62914560 "
-                                             "testbed/disk/start.sh")
+                                             "disk/start.sh")
 
 
 def test_plackett_burman_runs_are_the_cyclic_generator():
