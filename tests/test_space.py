@@ -244,3 +244,30 @@ def test_characterize_design_names_the_runs_and_runs_nothing_untrusted(tmp_path)
     assert proc.stdout.splitlines()[0] == f"{TESTBED_SPACE}: 6 of 18 configurations to measure:"
     assert "run only with --trust-cluster" in proc.stderr
     assert not list(tmp_path.iterdir())            # nothing started, nothing written
+
+
+def test_the_space_bench_scores_rank_agreement_and_choices_by_hand():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from space import BASELINE, goals, spearman
+    assert spearman([1, 2, 3], [10, 30, 20]) == pytest.approx(0.5)     # ranks 0 1 2 / 0 2 1
+    assert spearman([1, 1, 2], [5, 6, 7]) == pytest.approx(numpy.sqrt(3) / 2)   # ties: 0.5 0.5 2
+    rows = [{"app": "a", "config": BASELINE, "measured_profile": True, "measured_io_time_s": 10.0,
+             "predicted_io_time_s": 10.0, "error": 0.0, "price_per_hour": 1.0},
+            {"app": "a", "config": "fast", "measured_profile": False, "measured_io_time_s": 2.0,
+             "predicted_io_time_s": 2.4, "error": 0.2, "price_per_hour": 4.0},
+            {"app": "a", "config": "mid", "measured_profile": False, "measured_io_time_s": 2.1,
+             "predicted_io_time_s": 2.2, "error": 0.1 / 2.1, "price_per_hour": 2.0}]
+    g = goals(rows)
+    # composed errors 0.2 and 0.0476: one within 15%, median 0.124
+    assert (g["composed_rows"], g["composed_within_15pct"]) == (2, 1)
+    assert g["composed_median_abs_error"] == pytest.approx((0.2 + 0.1 / 2.1) / 2)
+    a = g["apps"]["a"]
+    # predicted fastest "mid" (2.2 < 2.4), measured 2.1 against the best 2.0: +5%
+    assert (a["best_by_time"], a["chosen_by_time"]) == ("fast", "mid")
+    assert a["chosen_time_over_best"] == pytest.approx(0.05)
+    # cost: 10, 8, 4.2 measured; 10, 9.6, 4.4 predicted: "mid" both ways
+    assert (a["best_by_cost"], a["chosen_by_cost"], a["chosen_cost_over_best"]) == ("mid", "mid", 0.0)
+    assert a["gain_time_over_baseline"] == pytest.approx(10 / 2.1)
+    assert a["gain_cost_over_baseline"] == pytest.approx(1 - 4.2 / 10)
+    # ranks predicted 2 1 0, measured 2 0 1: 0.5
+    assert a["spearman"] == pytest.approx(0.5)
