@@ -4,11 +4,15 @@ ranked by I/O time, cost and performance per cost, with the time-cost Pareto
 front and, per configuration, where its profile came from and how far to
 trust it.
 """
-from .compare import compare, format_comparison
+from pathlib import Path
+
+from iomodel.outputs import atomic_path
+
+from .compare import COST_KEYS, compare, format_comparison
 from .compose import compose_space
 from .profile import Profile, ProfileError
 
-__all__ = ["measured_profiles", "compare_space", "format_space_comparison", "pareto_front"]
+__all__ = ["measured_profiles", "compare_space", "format_space_comparison", "pareto_front", "plot_pareto"]
 
 
 def measured_profiles(space):
@@ -89,3 +93,43 @@ def format_space_comparison(result):
     out.append("")
     out.append(f"time-cost Pareto front (fastest first): {', '.join(result['pareto']) or '-'}")
     return "\n".join(out)
+
+
+def plot_pareto(result, outdir):
+    """Draw every feasible configuration's predicted I/O time against its cost
+    (filled: measured profile, hollow: composed), the Pareto front joined, as
+    outdir/pareto.png.  Returns the path.  Needs matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError("plotting needs matplotlib: .venv/bin/pip install 'iomodel[plot]'") from None
+    preds, ck, prov = result["predictions"], result["cost_key"], result["space"]["points"]
+    shown = [lb for lb in result["by_time"] if preds[lb][ck] is not None]
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    try:
+        for measured, style in ((True, {"color": "C0"}), (False, {"facecolors": "none", "edgecolors": "C0"})):
+            pts = [lb for lb in shown if (prov[lb]["profile"] == "measured") == measured]
+            ax.scatter([preds[lb]["io_time_s"] for lb in pts], [preds[lb][ck] for lb in pts], s=36,
+                       label="measured profile" if measured else "composed profile", **style)
+        for lb in shown:
+            ax.annotate(lb, (preds[lb]["io_time_s"], preds[lb][ck]), fontsize=6, xytext=(3, 3),
+                        textcoords="offset points")
+        front = result["pareto"]
+        ax.plot([preds[lb]["io_time_s"] for lb in front], [preds[lb][ck] for lb in front], "C1o-",
+                markersize=11, markerfacecolor="none", label="Pareto front")
+        ax.set_xlabel("predicted I/O time (s)")
+        ax.set_ylabel(f"{COST_KEYS[ck]} ($)")
+        ax.set_title(f"{result['model']} on space {result['space']['name']}", fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        path = outdir / "pareto.png"
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format="png")
+    finally:
+        plt.close(fig)
+    return path

@@ -516,6 +516,9 @@ def cmd_compare(args):
                              "(not with --profile or --region)")
         result = compare_space(model, load_space(args.space, args.profiles))
         print(json.dumps(result, indent=2) if args.json else format_space_comparison(result))
+        if args.plot:
+            from iomodel.cluster.space_compare import plot_pareto
+            print(f"iomodel: figure in {plot_pareto(result, args.plot)}", file=sys.stderr)
     else:
         if args.profiles:
             raise ValueError("compare: --profiles goes with --space (with --vc: --profile NAME=PATH)")

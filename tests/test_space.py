@@ -193,7 +193,9 @@ def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_pat
     assert [c["nfs-2srv"] / c["nfs-1srv"], c["nfs-4srv"] / c["nfs-1srv"]] == pytest.approx([1.2 / 1.5, 1.28 / 1.5])
     assert r["pareto"] == ["nfs-4srv", "nfs-2srv"]
     assert r["space"]["points"]["nfs-2srv"]["anchor"] == "nfs-1srv"
-    text = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f)], capture_output=True, text=True)
+    text = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f), "--plot", str(tmp_path / "figs")],
+                          capture_output=True, text=True)
+    assert (tmp_path / "figs" / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "nfs-2srv                     composed from nfs-1srv (data_servers); not checked" in text.stdout
     assert "time-cost Pareto front (fastest first): nfs-4srv, nfs-2srv" in text.stdout
 
