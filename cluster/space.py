@@ -26,6 +26,7 @@ AXES = {"data_servers": "count", "devices": "count", "device": "rate", "link": "
         "stripe_size": "size", "placement": "placement", "instances": "count", "instance_type": "name"}
 _RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b\s*/\s*s\s*$", re.IGNORECASE)
 _RATE_UNITS = {"": 1, "k": 1, "m": 2, "g": 3, "t": 4}
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _SHORT = {"data_servers": "{}srv", "devices": "{}dev", "instances": "{}x"}
 
 
@@ -273,6 +274,10 @@ def _parse_space(doc, path, profiles_dir=None):
                 continue
             varying = [a for a in order if len(axes[a]) > 1]
             pname = "-".join([str(kind)] + [_short(a, values[a]) for a in varying])
+            if not _NAME_RE.fullmatch(pname):     # it names the point's profile file
+                raise _FieldError(ko.at("axes"), f"point {pname!r}: a configuration's name (its kind and "
+                                  f"values) must be letters, digits, '.', '_' and '-', starting with a "
+                                  f"letter or digit")
             if pname in seen:
                 raise _FieldError(ko.at("axes"), f"two points named {pname!r}")
             price = None
