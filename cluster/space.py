@@ -318,6 +318,11 @@ def _parse_space(doc, path, profiles_dir=None):
             points.append(SpacePoint(pname, str(kind), values, _components(values, cl), cl,
                                      fill(start, ko.at("start")), fill(stop, ko.at("stop"))))
     prof = top.str("profiles", required=False, default=f"{path.stem}-profiles")
+    inside = (path.parent / prof).resolve()
+    if Path(prof).is_absolute() or not inside.is_relative_to(path.parent.resolve()):
+        # characterize writes there: a space file may not send it elsewhere
+        raise _FieldError("profiles", f"{prof!r}: must be a directory under the space file's own "
+                          f"(the commands' --profiles DIR names any other)")
     measured = {}
     mo = top.sub("measured", required=False)
     for pname, pts in mo.d.items():

@@ -220,6 +220,8 @@ def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_pat
     ("kinds: {nfs: {cluster: base.yaml}}\nmeasured: {nfs: [{operation: write, np: 1, rs: 1MiB}]}\n",
      "s.yaml: measured.nfs: bandwidth[0].bw_MiBps: give exactly one of bw_MiBps and bw_Bps"),
     ("kinds: {nfs: {cluster: base.yaml}}\nkinds: {}\n", "s.yaml: not YAML: duplicate key 'kinds'"),
+    ("kinds: {nfs: {cluster: base.yaml}}\nprofiles: ../elsewhere\n",
+     "s.yaml: profiles: '../elsewhere': must be a directory under the space file's own"),
     ("kinds: {../x: {cluster: base.yaml}}\n",
      "s.yaml: kinds.../x.axes: point '../x': a configuration's name (its kind and values) must be letters"),
     ("format: iomodel-cluster\n", "s.yaml: not YAML: duplicate key 'format'"),
