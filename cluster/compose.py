@@ -125,9 +125,7 @@ class Composition:
 
 def _varied(measured):
     """The components whose values differ among the measured configurations."""
-    keys = ("data_servers", "devices", "device_Bps", "link_bps", "client_link_bps", "stripe_size", "placement",
-            "instances")
-    return {k for k in keys if len({m[0].get(k) for m in measured}) > 1}
+    return {AXIS_OF[k] for k in AXIS_OF if len({m[0].get(k) for m in measured}) > 1}
 
 
 def prior(kind, measured):
@@ -173,21 +171,35 @@ def _distance(a, b):
     return out + (a.get("placement") != b.get("placement"))
 
 
+# a component as the space file names it (its axis)
+AXIS_OF = {"data_servers": "data_servers", "devices": "devices", "device_Bps": "device", "link_bps": "link",
+           "client_link_bps": "client_link", "stripe_size": "stripe_size", "placement": "placement",
+           "instances": "instances"}
+
+
+class Unsupported(ValueError):
+    """A configuration differs from its anchor in components no two measured
+    configurations of its kind tell apart (`axes`: their axis names)."""
+
+    def __init__(self, kind, axes):
+        self.kind, self.axes = kind, axes
+        super().__init__(f"it differs from its anchor in {', '.join(axes)}, which no two measured "
+                         f"configurations of kind {kind} tell apart")
+
+
 def differing(a, b):
-    return [k for k in ("data_servers", "devices", "device_Bps", "link_bps", "client_link_bps", "stripe_size",
-                        "placement", "instances") if a.get(k) != b.get(k)]
+    """The axes along which two configurations differ."""
+    return [AXIS_OF[k] for k in AXIS_OF if a.get(k) != b.get(k)]
 
 
 def compose(target, anchor, anchor_profile, composition):
     """The anchor's profile scaled to the target configuration; points of a
     kind the fit has no weights for are left out.  Returns (Profile, notes)."""
-    unseen = [k for k in differing(target, anchor) if k not in composition.varied]
+    unseen = [a for a in differing(target, anchor) if a not in composition.varied]
     if not composition.fitted:      # the rates' own terms: they carry whatever differs
-        unseen = [k for k in unseen if k not in ("data_servers", "devices", "device_Bps", "link_bps", "client_link_bps",
-                                                 "stripe_size", "instances")]
+        unseen = [a for a in unseen if a == "placement"]
     if unseen:
-        raise ValueError(f"it differs from its anchor in {', '.join(unseen)}, which no two measured "
-                         f"configurations of kind {composition.kind} tell apart")
+        raise Unsupported(composition.kind, unseen)
     d = _rows(anchor_profile)
     keys = _group_keys(d)
     ratio = numpy.full(len(keys), numpy.nan)
@@ -239,8 +251,9 @@ def _errors(measured_profile, composed_profile):
 def leave_one_out(kind, measured):
     """The composition's own error on its measured configurations: each in turn
     left out of the fit and composed from the nearest of the others.
-    measured: [(name, components, Profile)].  Returns {name: [errors]}; empty
-    when fewer than three configurations were measured."""
+    measured: [(name, components, Profile)].  Returns {name: [errors]} of those
+    that could be composed so (a configuration alone in some component cannot);
+    empty when fewer than three configurations were measured."""
     out = {}
     if len(measured) < 3:
         return out
@@ -250,9 +263,24 @@ def leave_one_out(kind, measured):
         aname, acomp, aprof = nearest(comp, others)
         try:
             composed, _ = compose(comp, acomp, aprof, comp_fit)
-        except ValueError:
+        except Unsupported:
             continue
         out[name] = _errors(prof, composed)
+    return out
+
+
+def _trust(loo, measured):
+    """What the leave-one-out check says of a kind: how many of its measured
+    configurations it checked, and their points' median and worst errors."""
+    errs = [abs(e) for v in loo.values() for e in v]
+    out = {"loo_measured": len(measured), "loo_checked": len(loo), "loo_points": len(errs)}
+    if errs:
+        out.update(loo_median_error=float(numpy.median(errs)), loo_max_error=float(max(errs)))
+    elif len(measured) < 3:
+        out["loo"] = f"not checked: {len(measured)} measured of its kind, 3 needed to leave one out"
+    else:
+        out["loo"] = (f"not checked: none of its {len(measured)} measured configurations can be composed "
+                      f"from the others (each alone in some component)")
     return out
 
 
@@ -268,28 +296,27 @@ def compose_space(space, measured_profiles):
             by_kind.setdefault(p.kind, []).append((p.name, p.components, measured_profiles[p.name]))
     fits = {k: fit(k, [(c, pr) for _, c, pr in m]) if len(m) > 1 else prior(k, [(c, pr) for _, c, pr in m])
             for k, m in by_kind.items()}
-    loo = {k: leave_one_out(k, m) for k, m in by_kind.items()}
+    trust = {k: _trust(leave_one_out(k, m), m) for k, m in by_kind.items()}
     for p in space.points:
         if p.name in measured_profiles:
             out[p.name] = (measured_profiles[p.name], {"profile": "measured"})
             continue
         meas = by_kind.get(p.kind, [])
-        errs = [abs(e) for v in loo.get(p.kind, {}).values() for e in v]
-        trust = ({"loo_median_error": float(numpy.median(errs)), "loo_max_error": float(max(errs)),
-                  "loo_points": len(errs)} if errs else {})
         if not meas:
-            out[p.name] = (None, {"profile": "none", "reason": f"kind {p.kind}: no configuration of it "
-                                  f"measured"})
+            out[p.name] = (None, {"profile": "none", "reason": f"no configuration of kind {p.kind} is measured "
+                                  f"(characterize --space {space.path} --design names which to measure)"})
             continue
         aname, acomp, aprof = nearest(p.components, meas)
         try:
             prof, notes = compose(p.components, acomp, aprof, fits[p.kind])
-        except ValueError as e:
-            out[p.name] = (None, {"profile": "none", "reason": str(e)})
+        except Unsupported as e:
+            out[p.name] = (None, {"profile": "none", "reason": (
+                f"{e}; measure one {p.kind} configuration of another {' and '.join(e.axes)} than "
+                f"{aname}'s, this one for instance (characterize --space {space.path} --point {p.name})")})
             continue
         if not fits[p.kind].fitted:
             notes.append(f"kind {p.kind} was measured once: composed from the components' own rates, "
                          f"nothing fitted")
         out[p.name] = (prof, {"profile": "composed", "anchor": aname, "fitted": fits[p.kind].fitted,
-                              "differs_in": differing(p.components, acomp), "notes": notes, **trust})
+                              "differs_in": differing(p.components, acomp), "notes": notes, **trust[p.kind]})
     return out

@@ -46,8 +46,8 @@ MAX_SIZE = 2 ** 62          # bytes: what a 64-bit offset and the profile's int6
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 # A measured network figure: "10 Gbit/s", "25 Gigabit", "1000 Mb/s", "10Gbps".
-_NET_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt])(?:bit/s|bits/s|b/s|bps|igabit|egabit|bit)\s*$",
-                     re.IGNORECASE)
+# Bits only: "GB/s" and "Gbps" differ eightfold, so a B is not taken for a b.
+_NET_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*((?i:[kmgt]))(?:bit/s|bits/s|b/s|bps|igabit|egabit|bit)\s*$")
 _NET_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
@@ -430,7 +430,8 @@ def _parse(doc, path, region):
         raise _FieldError("", f"expected a mapping with format: {FORMAT}, got {_show(doc)}")
     fmt = top.raw("format")
     if fmt != FORMAT:
-        raise _FieldError("format", f"expected {FORMAT!r}, got {_show(fmt)}")
+        hint = " (a space of configurations: give it with compare --space)" if fmt == "iomodel-space" else ""
+        raise _FieldError("format", f"expected {FORMAT!r}, got {_show(fmt)}{hint}")
     ver = top.raw("version")
     if ver != VERSION:
         raise _FieldError("version", f"expected {VERSION} (the only version this iomodel reads), "

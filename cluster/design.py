@@ -60,14 +60,16 @@ def design(space):
         for i, run in enumerate(runs):
             wanted = {a: (levels[a][-1][1] if s > 0 else levels[a][0][1]) for a, s in zip(axes, run)}
             best = min(points, key=lambda p: (_level_distance(p, wanted), p.name))
-            if best.name in chosen:
+            if best.name in chosen:         # the same configuration as an earlier run
+                j = next(k for k, (q, _) in enumerate(picked) if q.name == best.name)
+                picked[j] = (picked[j][0], f"{picked[j][1]}; run {i + 1} too")
                 continue
             chosen.add(best.name)
             exact = _level_distance(best, wanted) == 0
-            picked.append((best, f"{kind} run {i + 1} of {len(runs)}: "
-                                 + (", ".join(f"{a} {'high' if s > 0 else 'low'}" for a, s in zip(axes, run))
-                                    or "the kind's one configuration")
-                                 + ("" if exact else " (excluded by the space: the nearest it has)")))
+            levels_text = (", ".join(f"{a} {'high' if s > 0 else 'low'}" for a, s in zip(axes, run))
+                           or "the kind's one configuration")
+            picked.append((best, f"{kind} run {i + 1} of {len(runs)}: " + (
+                levels_text if exact else f"wanted {levels_text}, which the space excludes: the nearest it has")))
         if len(picked) < 2 and len(points) > 1:
             # two configurations at least: the one farthest from the first
             first = picked[0][0]

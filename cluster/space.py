@@ -7,6 +7,7 @@ one; `Space.points` are its configurations, each with its components (what the
 composition models: cluster/compose.py) and its cluster description.
 """
 import copy
+import difflib
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -57,7 +58,8 @@ def _value(axis, v):
     if kind == "link":
         bps = network_bps(v)
         if not bps:
-            raise ValueError(f"expected a link rate like \"300 Mbit/s\" or a number of Gbit/s, got {_show(v)}")
+            raise ValueError(f"expected a link rate in bits like \"300 Mbit/s\" or an unquoted number of "
+                             f"Gbit/s, got {_show(v)}")
         return bps
     if kind == "size":
         n = parse_size(v)
@@ -218,7 +220,8 @@ def _parse_space(doc, path, profiles_dir=None):
     if top is None:
         raise _FieldError("", f"expected a mapping with format: {FORMAT}, got {_show(doc)}")
     if top.raw("format") != FORMAT:
-        raise _FieldError("format", f"expected {FORMAT!r}, got {_show(top.raw('format'))}")
+        hint = " (a cluster description: give it with --vc)" if top.raw("format") == "iomodel-cluster" else ""
+        raise _FieldError("format", f"expected {FORMAT!r}, got {_show(top.raw('format'))}{hint}")
     if top.raw("version") != VERSION:
         raise _FieldError("version", f"expected {VERSION}, got {_show(top.raw('version'))}")
     top.check_keys(["format", "version", "name", "description", "axes", "kinds", "costs", "profiles",
@@ -239,7 +242,7 @@ def _parse_space(doc, path, profiles_dir=None):
     kinds = top.sub("kinds")
     if not kinds.d:
         raise _FieldError("kinds", "expected at least one storage kind")
-    points, seen = [], {}
+    points, seen, excluded = [], {}, {}
     for kind in kinds.d:
         ko = _Obj(kinds.d[kind], kinds.at(str(kind)))
         ko.check_keys(["cluster", "axes", "fixed", "exclude", "costs", "start", "stop"])
@@ -262,15 +265,35 @@ def _parse_space(doc, path, profiles_dir=None):
                 _value(a, v)
             except ValueError as e:
                 raise _FieldError(fixed.at(a), str(e)) from None
+            if a in axes:
+                raise _FieldError(fixed.at(a), f"{a} is an axis of this kind too: give it one or the other")
             fixed_values[a] = v
         excludes = _excludes(ko, axes)
-        kind_costs = {**costs, **_costs(ko, ko.at("costs"))}
+        own_costs = _costs(ko, ko.at("costs"))
+        kind_costs = {**costs, **own_costs}
+        for a, pairs in kind_costs.items():
+            where = ko.at(f"costs.{a}") if a in own_costs else f"costs.{a}"
+            have = axes.get(a) or ([fixed_values[a]] if a in fixed_values else None)
+            if have is None:
+                raise _FieldError(where, f"kind {kind} has no {a} axis or fixed value to price")
+            given = {_value(a, v) for v, _ in pairs}
+            stray = [v for v, _ in pairs if _value(a, v) not in {_value(a, x) for x in have}]
+            if stray:
+                raise _FieldError(where, f"{stray[0]!r} is not a value of kind {kind}'s {a} "
+                                  f"(its values: {', '.join(map(str, have))})")
+            missing = [x for x in have if _value(a, x) not in given]
+            if missing:
+                raise _FieldError(where, f"no cost for {missing[0]!r} (give every value of kind {kind}'s {a})")
         start = ko.str("start", required=False, nullable=True)
         stop = ko.str("stop", required=False, nullable=True)
         order = list(axes)
         for combo in itertools.product(*(axes[a] for a in order)):
             values = {**fixed_values, **dict(zip(order, combo))}
-            if any(_matches(values, e) for e in excludes):
+            hit = next((i for i, e in enumerate(excludes) if _matches(values, e)), None)
+            if hit is not None:
+                varying = [a for a in order if len(axes[a]) > 1]
+                excluded["-".join([str(kind)] + [_short(a, values[a]) for a in varying])] = \
+                    f"{ko.at('exclude')}[{hit}]"
                 continue
             varying = [a for a in order if len(axes[a]) > 1]
             pname = "-".join([str(kind)] + [_short(a, values[a]) for a in varying])
@@ -326,9 +349,13 @@ def _parse_space(doc, path, profiles_dir=None):
     measured = {}
     mo = top.sub("measured", required=False)
     for pname, pts in mo.d.items():
+        if pname in excluded:
+            raise _FieldError(mo.at(str(pname)), f"a configuration {excluded[pname]} excludes")
         if pname not in seen:
-            raise _FieldError(mo.at(str(pname)), "not a point of the space "
-                              f"(points: {', '.join(list(seen)[:8])}{', ...' if len(seen) > 8 else ''})")
+            near = difflib.get_close_matches(str(pname), list(seen), n=2)
+            raise _FieldError(mo.at(str(pname)), "not a configuration of the space (" + (
+                f"did you mean {' or '.join(map(repr, near))}?" if near else
+                f"{len(seen)} of them: {', '.join(list(seen)[:6])}{', ...' if len(seen) > 6 else ''}") + ")")
         bw = {**copy.deepcopy(cdoc_min()), "bandwidth": pts}
         try:
             measured[pname] = _parse(bw, path, None).bandwidth_points

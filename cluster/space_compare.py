@@ -8,9 +8,9 @@ from pathlib import Path
 
 from iomodel.outputs import atomic_path
 
-from .compare import COST_KEYS, compare, format_comparison
+from .compare import COST_KEYS, compare
 from .compose import compose_space
-from .profile import Profile, ProfileError
+from .profile import MiB, Profile, ProfileError
 
 __all__ = ["measured_profiles", "compare_space", "format_space_comparison", "pareto_front", "plot_pareto"]
 
@@ -54,6 +54,10 @@ def compare_space(model, space):
     """compare() over the space's points, with `space`: {point: provenance}
     and `pareto`: the time-cost front."""
     measured = measured_profiles(space)
+    if not measured:
+        raise ProfileError(f"{space.path}: no configuration of the space is measured (no NAME.parquet in "
+                           f"{space.profiles_dir}, no `measured:` points): characterize --space {space.path} "
+                           f"--design names which to measure")
     composed = compose_space(space, measured)
     points = [p for p in space.points]
     profiles = [composed[p.name][0] if composed[p.name][0] is not None else Profile() for p in points]
@@ -71,28 +75,82 @@ def compare_space(model, space):
 
 def _trust(prov):
     if prov["profile"] == "measured":
-        return "measured"
+        return ""
     if prov["profile"] == "none":
-        return "no profile"
-    s = f"composed from {prov['anchor']} ({', '.join(prov['differs_in']) or 'same components'})"
+        return prov["reason"]
+    s = f"from {prov['anchor']} ({', '.join(prov['differs_in']) or 'same components'})"
     if not prov.get("fitted", True):
-        s += "; its kind measured once: scaled by the components' rates alone, nothing fitted"
-    elif "loo_median_error" in prov:
-        s += (f"; measured ones left out: median {100 * prov['loo_median_error']:.0f}%, "
-              f"worst {100 * prov['loo_max_error']:.0f}% off")
-    else:
-        s += "; not checked (fewer than 3 measured of its kind)"
-    return s
+        return s + "; its kind measured once: scaled by the components' rates alone, nothing fitted"
+    if "loo_median_error" in prov:
+        return (s + f"; {prov['loo_checked']} of {prov['loo_measured']} measured left out and composed: "
+                    f"median {100 * prov['loo_median_error']:.0f}%, worst {100 * prov['loo_max_error']:.0f}% off")
+    return s + "; " + prov.get("loo", "not checked")
+
+
+def _weak(prov):
+    """A composed profile nothing checked: not fitted, or never left out."""
+    return prov["profile"] == "composed" and (not prov.get("fitted", True) or "loo_median_error" not in prov)
+
+
+def _beyond(pred):
+    """The prediction's phases that took a bandwidth from beyond the measured
+    points (the profile's own notes), as one short line."""
+    notes = sorted({part.strip() for ph in pred.get("phases", []) for part in (ph.get("note") or "").split(";")
+                    if part.strip().startswith("extrapolated")})
+    return "; ".join(notes)
 
 
 def format_space_comparison(result):
-    out = [format_comparison(result), "", f"space {result['space']['name']} "
-           f"({len(result['space']['points'])} configurations, {len(result['space']['measured'])} measured):"]
-    for name, prov in result["space"]["points"].items():
-        out.append(f"  {name:<28} {_trust(prov)}")
-    out.append("")
-    out.append(f"time-cost Pareto front (fastest first): {', '.join(result['pareto']) or '-'}")
-    return "\n".join(out)
+    """A space's comparison: one row per configuration, fastest first, with its
+    profile's source and trust; the rankings, the Pareto front, and what was
+    extrapolated, infeasible or not predicted."""
+    from .predict import money, seconds
+    preds, ck, prov = result["predictions"], result["cost_key"], result["space"]["points"]
+    names = list(prov)
+    width = max(len("configuration"), *(len(n) for n in names))
+    unranked = [n for n in names if n not in result["by_time"]]
+    L = [f"{result['model']}: weight(app) {result['weight'] / MiB:.1f} MiB, storage "
+         f"{result['storage_capacity'] / 10**9:.2f} GB, cost = {COST_KEYS[ck]}; space {result['space']['name']}: "
+         f"{len(names)} configurations, {len(result['space']['measured'])} measured",
+         f"{'configuration':<{width}}  {'profile':<8} {'I/O time s':>10} {COST_KEYS[ck]:>10} {'perf/cost':>10}  "
+         f"composed from, and how far to trust it"]
+    for n in result["by_time"] + unranked:
+        p = preds.get(n)
+        if p is None or n not in result["by_time"]:
+            why = "infeasible" if any(x["vc"] == n for x in result["infeasible"]) else "no prediction"
+            L.append(f"{n:<{width}}  {prov[n]['profile']:<8} {'-':>10} {'-':>10} {'-':>10}  {why}")
+            continue
+        pc = result["perf_cost"][n]
+        L.append(f"{n:<{width}}  {prov[n]['profile']:<8} {seconds(p['io_time_s']):>10} {money(p[ck]):>10} "
+                 f"{'-' if pc is None else f'{pc:#.4g}'.rstrip('.'):>10}  {_trust(prov[n])}")
+    L.append("")
+    L.append("best first:")
+    for what, key in (("I/O time", "by_time"), (f"cost ({COST_KEYS[ck]})", "by_cost"),
+                      ("performance/cost", "by_perf_cost")):
+        L.append(f"  {'by ' + what + ':':<24}{', '.join(result[key]) or '-'}")
+    L.append(f"time-cost Pareto front (fastest first): {', '.join(result['pareto']) or '-'}"
+             + (f" ({len(unranked)} configuration{'s' * (len(unranked) > 1)} not ranked: infeasible or no "
+                f"prediction)" if unranked else ""))
+    weak = [n for n in dict.fromkeys(result["pareto"] + result["by_time"][:1]) if _weak(prov[n])]
+    for n in weak:
+        L.append(f"  note: {n} is composed and nothing checked its composition: measure it before you rent "
+                 f"it (characterize --space {result['space']['file']} --point {n})")
+    beyond = {n: _beyond(preds[n]) for n in result["by_time"] if _beyond(preds[n])}
+    if beyond:
+        L.append("")
+        L.append("bandwidths from beyond the measured points (the profile's nearest):")
+        for text in dict.fromkeys(beyond.values()):
+            who = [n for n, t in beyond.items() if t == text]
+            L.append(f"  {', '.join(who) if len(who) < len(result['by_time']) else 'every configuration'}: {text}")
+    if result["infeasible"]:
+        L.append("")
+        L.append("infeasible:")
+        L.extend(f"  {x['vc']}: {r}" for x in result["infeasible"] for r in x["reasons"])
+    if result["unavailable"]:
+        L.append("")
+        L.append("no prediction:")
+        L.extend(f"  {x['vc']}: {x['reason']}" for x in result["unavailable"])
+    return "\n".join(line.rstrip() for line in L)
 
 
 def plot_pareto(result, outdir):

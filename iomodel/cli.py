@@ -514,6 +514,8 @@ def cmd_compare(args):
         if args.profile or args.region:
             raise ValueError("compare --space: the space says the profiles and prices "
                              "(not with --profile or --region)")
+        if args.profiles and not Path(args.profiles).is_dir():
+            raise ValueError(f"--profiles {args.profiles}: no such directory")
         result = compare_space(model, load_space(args.space, args.profiles))
         print(json.dumps(result, indent=2) if args.json else format_space_comparison(result))
         if args.plot:
@@ -633,15 +635,26 @@ def _characterize_space(args):
             raise ValueError(f"{space.path}: no point {args.point!r} (points: "
                              f"{', '.join(p.name for p in space.points)})") from None
     else:
-        todo = design(space)
-        print(f"{space.path}: {len(todo)} of {len(space.points)} configurations to measure:")
-        for p, why in todo:
-            print(f"  {p.name:<28} {why}")
-    if args.design and not args.trust_cluster:
-        print(f"iomodel: their start and stop commands run only with --trust-cluster (they are the "
-              f"space file's shell commands); or start each yourself and run characterize --space "
-              f"{args.space} --point NAME", file=sys.stderr)
-        return 0
+        from iomodel.cluster.space_compare import measured_profiles
+        done = set(measured_profiles(space))
+        chosen = design(space)
+        todo = [(p, why) for p, why in chosen if p.name not in done]
+        width = max(len(p.name) for p, _ in chosen)
+        print(f"{space.path}: the design has {len(chosen)} of its {len(space.points)} configurations, "
+              f"{len(todo)} to measure:")
+        for p, why in chosen:
+            print(f"  {p.name:<{width}}  {why}" + ("  (measured already)" if p.name in done else ""))
+        if not todo:
+            return 0
+        if args.trust_cluster and not any(p.start for p, _ in todo):
+            pass
+        elif not args.trust_cluster:
+            startable = [p for p, _ in todo if p.start]
+            print("iomodel: " + (f"their start and stop commands run only with --trust-cluster (they are the "
+                                 f"space file's shell commands); or start each" if startable else
+                                 "the space says how to start none of them: start each") +
+                  f" yourself and run characterize --space {args.space} --point NAME", file=sys.stderr)
+            return 0
     failed = []
     for p, _ in todo:
         if args.design and not p.start:

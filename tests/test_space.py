@@ -97,7 +97,8 @@ def test_the_testbed_design_measures_a_third_of_the_space():
     assert [n for n, _ in chosen] == ["disk-120MiBps", "disk-30MiBps", "gluster-3srv-1Gbit-4MiB",
                                       "gluster-2srv-1Gbit-64MiB", "gluster-3srv-100Mbit-64MiB",
                                       "gluster-1srv-100Mbit-4MiB"]
-    assert "excluded by the space" in chosen[3][1]
+    assert chosen[3][1] == ("gluster run 2 of 4: wanted data_servers low, link high, stripe_size high, which "
+                            "the space excludes: the nearest it has")
     assert len(chosen) * 3 <= len(s.points)
 
 
@@ -170,8 +171,10 @@ def test_a_difference_no_measured_pair_tells_apart_is_refused(tmp_path):
     out = compose_space(s, measured_profiles(s))
     assert out["nfs-2srv-1Gbit"][1]["profile"] == "composed"
     assert out["nfs-2srv-10Gbit"][0] is None
-    assert "link_bps, which no two measured configurations of kind nfs tell apart" in \
-        out["nfs-2srv-10Gbit"][1]["reason"]
+    assert out["nfs-2srv-10Gbit"][1]["reason"] == (
+        "it differs from its anchor in link, which no two measured configurations of kind nfs tell apart; "
+        "measure one nfs configuration of another link than nfs-1srv-1Gbit's, this one for instance "
+        f"(characterize --space {s.path} --point nfs-2srv-10Gbit)")
 
 
 def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_path):
@@ -196,7 +199,12 @@ def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_pat
     text = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f), "--plot", str(tmp_path / "figs")],
                           capture_output=True, text=True)
     assert (tmp_path / "figs" / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "nfs-2srv                     composed from nfs-1srv (data_servers); not checked" in text.stdout
+    rows = {line.split()[0]: line for line in text.stdout.splitlines()[2:5]}
+    assert rows["nfs-2srv"].split()[:2] == ["nfs-2srv", "composed"]
+    assert rows["nfs-2srv"].endswith("from nfs-1srv (data_servers); not checked: 2 measured of its kind, 3 "
+                                     "needed to leave one out")
+    assert rows["nfs-4srv"].split()[:2] == ["nfs-4srv", "measured"]
+    assert "note: nfs-2srv is composed and nothing checked its composition" in text.stdout
     assert "time-cost Pareto front (fastest first): nfs-4srv, nfs-2srv" in text.stdout
 
 
@@ -215,11 +223,29 @@ def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_pat
      "s.yaml: kinds.nfs.axes.data_servers[0]: expected an integer >= 1, got 0"),
     ("kinds: {nfs: {cluster: base.yaml, start: 'start.sh {servers}'}}\n",
      "s.yaml: kinds.nfs.start: cannot fill 'start.sh {servers}' for point nfs: no value 'servers'"),
-    ("kinds: {nfs: {cluster: base.yaml}}\nmeasured: {nfs-9: []}\n",
-     "s.yaml: measured.nfs-9: not a point of the space (points: nfs)"),
+    ("kinds: {nfs: {cluster: base.yaml}}\nmeasured: {zzz: []}\n",
+     "s.yaml: measured.zzz: not a configuration of the space (1 of them: nfs)"),
     ("kinds: {nfs: {cluster: base.yaml}}\nmeasured: {nfs: [{operation: write, np: 1, rs: 1MiB}]}\n",
      "s.yaml: measured.nfs: bandwidth[0].bw_MiBps: give exactly one of bw_MiBps and bw_Bps"),
     ("kinds: {nfs: {cluster: base.yaml}}\nkinds: {}\n", "s.yaml: not YAML: duplicate key 'kinds'"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {link: [1 GB/s]}}}\n",
+     "s.yaml: kinds.nfs.axes.link[0]: expected a link rate in bits like \"300 Mbit/s\" or an unquoted number"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {link: ['10']}}}\n",
+     "s.yaml: kinds.nfs.axes.link[0]: expected a link rate in bits like \"300 Mbit/s\" or an unquoted number"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}, costs: {data_servers: {1: 0.1}}}}\n",
+     "s.yaml: kinds.nfs.costs.data_servers: no cost for 2 (give every value of kind nfs's data_servers)"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}}}\n"
+     "costs: {data_servers: {1: 0.1, 2: 0.2, 3: 0.3}}\n",
+     "s.yaml: costs.data_servers: 3 is not a value of kind nfs's data_servers (its values: 1, 2)"),
+    ("kinds: {nfs: {cluster: base.yaml, costs: {stripe_size: {64KB: 1}}}}\n",
+     "s.yaml: kinds.nfs.costs.stripe_size: kind nfs has no stripe_size axis or fixed value to price"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}, fixed: {data_servers: 2}}}\n",
+     "s.yaml: kinds.nfs.fixed.data_servers: data_servers is an axis of this kind too"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}, exclude: [{data_servers: 2}]}}\n"
+     "measured: {nfs-2srv: []}\n", "s.yaml: measured.nfs-2srv: a configuration kinds.nfs.exclude[0] excludes"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}}}\nmeasured: {nfs-1sv: []}\n",
+     "s.yaml: measured.nfs-1sv: not a configuration of the space (did you mean 'nfs-1srv'"),
+    ("format: iomodel-cluster\nkinds: {}\n", "s.yaml: not YAML: duplicate key 'format'"),
     ("kinds: {nfs: {cluster: base.yaml}}\nprofiles: ../elsewhere\n",
      "s.yaml: profiles: '../elsewhere': must be a directory under the space file's own"),
     ("kinds: {../x: {cluster: base.yaml}}\n",
@@ -247,7 +273,7 @@ def test_characterize_design_names_the_runs_and_runs_nothing_untrusted(tmp_path)
     proc = subprocess.run(IOMODEL + ["characterize", "--space", str(TESTBED_SPACE), "--design"],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0] == f"{TESTBED_SPACE}: 6 of 18 configurations to measure:"
+    assert proc.stdout.splitlines()[0] == f"{TESTBED_SPACE}: the design has 6 of its 18 configurations, 6 to measure:"
     assert "run only with --trust-cluster" in proc.stderr
     assert not list(tmp_path.iterdir())            # nothing started, nothing written
 
@@ -277,3 +303,42 @@ def test_the_space_bench_scores_rank_agreement_and_choices_by_hand():
     assert a["gain_cost_over_baseline"] == pytest.approx(1 - 4.2 / 10)
     # ranks predicted 2 1 0, measured 2 0 1: 0.5
     assert a["spearman"] == pytest.approx(0.5)
+
+
+def test_the_leave_one_out_check_says_how_many_it_checked(tmp_path):
+    # three measured: A 1 server and B 4 at 1 Gbit/s, C 4 at 10 Gbit/s.  A left out: the fit on B and
+    # C varies the link only, and A's anchor B differs in servers: not checked.  C left out: A and B
+    # vary servers only, C's anchor B differs in the link: not checked.  B left out: A and C vary
+    # both, B composed from A (log 4 away, C log 10): checked, its write and read
+    body = SERVERS.replace("axes: {data_servers: [1, 2, 4]}",
+                           "axes: {data_servers: [1, 2, 4], link: [1 Gbit/s, 10 Gbit/s]}")
+    body = body.replace("costs: {data_servers: {1: 0.5, 2: 1.0, 4: 2.2}}", "")
+    body = body.replace("nfs-1srv:", "nfs-1srv-1Gbit:").replace("nfs-4srv:", "nfs-4srv-1Gbit:")
+    body += ("  nfs-4srv-10Gbit:\n    - {operation: write, np: 4, rs: 16MiB, bw_Bps: 400000000, collective: true}\n"
+             "    - {operation: read, np: 4, rs: 16MiB, bw_Bps: 800000000, collective: true}\n")
+    s = load_space(space_file(tmp_path, body))
+    prov = compose_space(s, measured_profiles(s))["nfs-2srv-1Gbit"][1]
+    assert (prov["loo_measured"], prov["loo_checked"], prov["loo_points"]) == (3, 1, 2)
+
+
+def test_compare_space_with_nothing_measured_says_where_it_looked(tmp_path):
+    f = space_file(tmp_path, "kinds: {nfs: {cluster: base.yaml, axes: {data_servers: [1, 2]}}}\n")
+    proc = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"iomodel: error: {f}: no configuration of the space is measured (no NAME.parquet in "
+                           f"{tmp_path}/s-profiles, no `measured:` points): characterize --space {f} --design "
+                           f"names which to measure\n")
+    proc = subprocess.run(IOMODEL + ["compare", str(MODEL), "--space", str(f), "--profiles", str(tmp_path / "no")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and f"--profiles {tmp_path}/no: no such directory" in proc.stderr
+
+
+def test_the_design_leaves_out_what_is_measured_already(tmp_path):
+    f = space_file(tmp_path, SERVERS)
+    proc = subprocess.run(IOMODEL + ["characterize", "--space", str(f), "--design"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    # one factor (servers): runs high and low, 4 and 1 servers, both measured inline
+    assert proc.stdout.splitlines() == [f"{f}: the design has 2 of its 3 configurations, 0 to measure:",
+                                        "  nfs-4srv  nfs run 1 of 4: data_servers high; run 3 too  (measured already)",
+                                        "  nfs-1srv  nfs run 2 of 4: data_servers low; run 4 too  (measured already)"]
+    assert proc.stderr == ""
