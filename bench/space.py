@@ -3,7 +3,7 @@
 testbed's space (issue 80; docs/composition.md).
 
     sudo .venv/bin/python bench/space.py [--space testbed/testbed-space.yaml] [--apps A,B]
-                                         [--runs 3] [--points P,Q] [--keep]
+                                         [--runs 3] [--points P,Q] [--keep] [--resume WORKDIR]
 
 Each application of bench/accuracy_apps.py (one size each: the first of the
 examples, class W of NAS BT-IO, 50^3 of S3D-IO) is traced once on tmpfs (the
@@ -131,6 +131,9 @@ def main():
     ap.add_argument("--points", help="only these configurations (default: every one)")
     ap.add_argument("--vendor", type=Path, default=VENDOR)
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--resume", metavar="WORKDIR", type=Path,
+                    help="go on in the work directory of a run that stopped (implies --keep): its models, "
+                    "profiles and the configurations it finished are kept, the rest measured")
     ap.add_argument("--no-docs", action="store_true", help="do not put the tables into docs/composition.md")
     ap.add_argument("-o", type=Path, default=RESULTS)
     args = ap.parse_args()
@@ -143,20 +146,32 @@ def main():
     apps = [a for i, a in enumerate(apps) if a.app not in {b.app for b in apps[:i]}]   # one size each
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", **MPI_ENV,
            "IOMODEL_POSIX": "0"}
-    work = Path(tempfile.mkdtemp(prefix="iomodel-space-", dir="/tmp")).resolve()
+    if args.resume:
+        work, args.keep = args.resume.resolve(), True
+        if not (work / "log.txt").is_file():
+            sys.exit(f"bench/space.py: {work}: not a work directory of this bench (no log.txt)")
+    else:
+        work = Path(tempfile.mkdtemp(prefix="iomodel-space-", dir="/tmp")).resolve()
+    done = work / "rows.json"           # the configurations finished, kept as each ends
     log = open(work / "log.txt", "a")
     print(f"work dir {work} (log: {work}/log.txt)", flush=True)
     profiles = work / "profiles"
     progs, why = build(apps, work / "bin", args.vendor, lambda c, cwd: sh(c, env, log=log, cwd=cwd, timeout=1800))
     apps = [a for a in apps if a.prog not in why]
     home = Path(tempfile.mkdtemp(prefix="iomodel-space-home-", dir="/dev/shm"))
-    models, rows, chosen, t0 = {}, [], set(), time.monotonic()
+    models, chosen, t0 = {}, set(), time.monotonic()
+    rows = json.loads(done.read_text()) if done.is_file() else []
+    finished = {r["config"] for r in rows if "error_text" not in r}
+    rows = [r for r in rows if r["config"] in finished]
     try:
         for a in apps:
             key = row_key(a.app, a.size)
             d = home / key
             d.mkdir()
             mpath = work / f"{key}.home.json"
+            if mpath.is_file():         # --resume
+                models[key] = (a, mpath, json.loads(mpath.read_text()))
+                continue
             m = trace_and_model(lambda c, **kw: sh(c, env, **kw), app_cmd(progs, a, d, NP)[0], work / f"{key}.home.trace",
                                 mpath, log, cwd=app_cmd(progs, a, d, NP)[1])[0]
             shutil.rmtree(d, ignore_errors=True)
@@ -164,10 +179,12 @@ def main():
             print(f"home trace {key}: {len(m['phases'])} phases", flush=True)
         chosen = {p.name for p, _ in design(space)}
         for p in points:
+            if p.name in finished:
+                continue
             cwd = space.path.parent
             try:
                 sh(["bash", "-c", p.start], env, timeout=300, log=log, cwd=cwd)
-                if p.name in chosen:
+                if p.name in chosen and not (profiles / f"{p.name}.parquet").is_file():
                     sh([*IOMODEL, "characterize", "--space", space.path, "--point", p.name, "--profiles",
                         profiles, "--backend", "builtin", "--trust-cluster",
                         *[x for _, mp, _ in models.values() for x in ("--for", mp)]],
@@ -198,6 +215,7 @@ def main():
             finally:
                 if p.stop:
                     sh(["bash", "-c", p.stop], env, timeout=300, check=False, log=log, cwd=space.path.parent)
+                done.write_text(json.dumps(rows, indent=1) + "\n")
         for key, (a, mpath, m) in models.items():
             out = sh([*IOMODEL, "compare", mpath, "--space", space.path, "--profiles", profiles, "--json"],
                      env, log=log)
