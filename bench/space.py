@@ -209,8 +209,9 @@ def main():
                                  "measured_profile": p.name in chosen, "measured_io_time_s": measured,
                                  "runs_io_time_s": per_run, "price_per_hour": p.cluster.price_per_hour})
                     print(f"[{p.name}] {key}: measured {measured:.3f} s", flush=True)
-            except Exception as e:     # the other configurations keep their rows
+            except Exception as e:     # the other configurations keep their rows; this one is redone
                 print(f"[{p.name}] FAILED {str(e)[:300]}", flush=True)
+                rows[:] = [r for r in rows if r["config"] != p.name]
                 rows.append({"config": p.name, "error_text": str(e)[-1500:]})
             finally:
                 if p.stop:
