@@ -37,11 +37,13 @@ _NEEDS = {"requests": None, "bytes": None, "device": "device_Bps", "link": "link
 
 def _spread(comp, unique, np_, vol, ops, rs):
     """Data servers each point's files spread over: a file below one stripe
-    sits on one server; file-per-process files go one to a server."""
-    stripe = comp.get("stripe_size")
+    sits on one server; file-per-process files go one to a server; without a
+    stripe size, a shared file spreads over every server."""
+    stripe, servers = comp.get("stripe_size"), comp["data_servers"] or 1
     file_bytes = numpy.where(unique, ops * rs, vol)
-    per_file = numpy.maximum(1, numpy.ceil(file_bytes / stripe)) if stripe else 1
-    return numpy.minimum(comp["data_servers"] or 1, numpy.where(unique, np_, 1) * per_file)
+    # without a stripe size: a shared file over every server, a process's file on one
+    per_file = numpy.maximum(1, numpy.ceil(file_bytes / stripe)) if stripe else numpy.where(unique, 1, servers)
+    return numpy.minimum(servers, numpy.where(unique, np_, 1) * per_file)
 
 
 def features(comp, rows):

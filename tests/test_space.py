@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-from iomodel.cluster.compose import compose_space, fit, features, nnls
+from iomodel.cluster.compose import TERMS, compose_space, features, fit, nnls
 from iomodel.cluster.design import design, plackett_burman
 from iomodel.cluster.profile import Profile
 from iomodel.cluster.space import SpaceError, load_space
@@ -342,3 +342,20 @@ def test_the_design_leaves_out_what_is_measured_already(tmp_path):
                                         "  nfs-4srv  nfs run 1 of 4: data_servers high; run 3 too  (measured already)",
                                         "  nfs-1srv  nfs run 2 of 4: data_servers low; run 4 too  (measured already)"]
     assert proc.stderr == ""
+
+
+def test_the_servers_a_point_spreads_over():
+    # 4 processes x 2 requests of 1 MiB: a shared file of 8 MiB, or 4 files of 2 MiB
+    rows = {"np": [4, 4], "transfer_size": [1 << 20] * 2, "ops": [2, 2], "access_type": ["shared", "unique"]}
+    link = 1e9                                   # bits/s: 125e6 bytes/s a server
+    def servers(stripe, n=3):
+        x = features({"data_servers": n, "link_bps": link, "stripe_size": stripe}, rows)
+        return (8 << 20) / (x[:, TERMS.index("link")] * link / 8)
+    # 4 MiB stripes: the shared file's 2 stripes on 2 servers; each process's file (one stripe) on
+    # one server, 4 files over the 3 servers
+    assert servers(4 << 20).tolist() == [2, 3]
+    # 1 MiB stripes: 8 stripes over all 3; without a stripe size: the shared file over all 3, each
+    # process's file on one
+    assert servers(1 << 20).tolist() == [3, 3]
+    assert servers(None).tolist() == [3, 3]
+    assert servers(None, n=8).tolist() == [8, 4]
