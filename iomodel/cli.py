@@ -759,8 +759,12 @@ def _characterize(args, cluster):
                                      random=args.random, points=points, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
-    print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
-          f"`profile:` at it, or use --profile {cluster.name}={path}")
+    if getattr(args, "space", None):
+        more = "" if args.profiles is None else f" --profiles {args.profiles}"
+        print(f"\nprofile ({len(profile)} points) in {path}; compare --space {args.space}{more} takes it")
+    else:
+        print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
+              f"`profile:` at it, or use --profile {cluster.name}={path}")
     if failures:
         return fail(f"{len(failures)} sweep run(s) failed (see {out}/results.json; with --repeat, "
                     "a point is measured by the passes that ran); "
