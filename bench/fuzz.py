@@ -19,7 +19,9 @@ kind "types", traces of programs whose views have rich filetypes
 (tests/programs/view_types.c, huge_view.c, many_views.c, btio_like); for
 "extrapolate", models of btio_like, s3d_like and ior_like traced here at 2 to
 4 processes, and the paper's BT-IO and S3D-IO models; for "launcher", the
-shipped cluster descriptions; for "output", btio_like's trace and model.
+shipped cluster descriptions; for "output", btio_like's trace and model; for
+"space", the testbed's space and seed 000's (their kinds' cluster files by
+absolute path), compared and designed for the paper's BT-IO model.
 Each row says the code it ran on (code_version) and its seeds; a run of
 --first-seed N whose seeds follow a row's of the same code and sources adds to
 that row, so that 10^5 inputs of a slow reader can be run in parts. Inputs
@@ -57,6 +59,7 @@ RESULTS = ROOT / "bench" / "results" / "fuzz.json"
 IOMODEL = [sys.executable, "-m", "iomodel"]
 MODEL = ROOT / "models" / "examples" / "btio-B-4.json"
 CLUSTERS = [ROOT / "cluster" / "shipped" / f"{n}.yaml" for n in ("vc3", "vc4", "local")]
+SPACES = [ROOT / "testbed" / "testbed-space.yaml", ROOT / "cluster" / "shipped" / "spaces" / "ec2-cc2.yaml"]
 # MPI-IO and POSIX with DXT, stdio only (no DXT), Darshan 3.2's HDF5 IOR and 3.1's dxt.darshan
 DARSHAN_LOGS = [ROOT / "tests" / "fixtures" / "darshan" / f"{n}.darshan"
                 for n in ("ior_mpiio_e", "posix_fpp", "rank0_writer_stdio")]
@@ -295,7 +298,7 @@ def plural(n, word, ending="s"):
     return f"{n:,} {word}{'' if n == 1 else ending}"
 
 
-NAMES = {"darshan": "Darshan logs", "types": "traces of damaged type records", "extrapolate": "extrapolations",
+NAMES = {"space": "space files", "darshan": "Darshan logs", "types": "traces of damaged type records", "extrapolate": "extrapolations",
          "launcher": "launcher option lists", "output": "output targets"}
 
 
@@ -331,7 +334,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--inputs", type=int, default=100_000, help="inputs per reader (default: %(default)s)")
     ap.add_argument("--seconds", type=float, default=20, help="a command past this has hung (default: %(default)s)")
-    ap.add_argument("--kinds", default="trace,job,model,cluster,darshan,types,extrapolate,launcher,output")
+    ap.add_argument("--kinds", default="trace,job,model,cluster,darshan,types,extrapolate,launcher,output,space")
     ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="worker processes (default: the cores, %(default)s)")
     ap.add_argument("--limit-gib", type=int, default=2,
                     help="a command that holds more memory than this is over the limits (default: %(default)s)")
@@ -356,13 +359,13 @@ def main():
     with tempfile.TemporaryDirectory(prefix="iomodel-fuzz-") as tmp:
         work = Path(tmp)
         # the traces and models are made under mpirun: only for the kinds that use them
-        mpi_kinds = set(kinds) - {"darshan", "extrapolate", "types"}
+        mpi_kinds = set(kinds) - {"darshan", "extrapolate", "types", "space"}
         traces, jobs, model = real_traces(work) if mpi_kinds else ([], [], None)
         sources = {"trace": traces, "job": jobs, "model": [model, MODEL], "cluster": CLUSTERS,
                    "darshan": darshan_logs() if "darshan" in kinds else [],
                    "types": type_traces(work) if "types" in kinds else [],
                    "extrapolate": model_sets(work) if "extrapolate" in kinds else [],
-                   "launcher": CLUSTERS, "output": traces[:1]}
+                   "launcher": CLUSTERS, "output": traces[:1], "space": SPACES}
         res = {"machine": machine(), "seconds": args.seconds, "limit_gib": args.limit_gib, "kinds": {}}
         code = code_version()
         # a run of some readers keeps the others' results (each with its own date)
@@ -372,7 +375,8 @@ def main():
         except (OSError, ValueError):
             pass
         for kind in kinds:
-            row = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds, model=model,
+            row = {**run_kind(kind, args.inputs, sources[kind], work, args.seconds,
+                              model=MODEL if kind == "space" else model,
                               jobs=args.jobs, memory_gib=args.memory_gib, limit_gib=args.limit_gib,
                               keep=args.keep, first=args.first_seed),
                    "date": res["machine"]["date"],

@@ -536,7 +536,29 @@ def cluster_commands(cluster, model, work):
             ["compare", model, "--vc", cluster, "vc1"]]
 
 
-KINDS = ("trace", "job", "model", "cluster", "darshan", "types", "extrapolate", "launcher", "output")
+KINDS = ("trace", "job", "model", "cluster", "darshan", "types", "extrapolate", "launcher", "output", "space")
+
+
+def space_text(space):
+    """A space file's text with its kinds' cluster files by absolute path, so
+    that a damaged copy elsewhere still finds them; a space with nothing
+    measured gets inline points for its design's configurations (made up, each
+    a little faster than the one before), so that compare composes the rest."""
+    from iomodel.cluster.design import design
+    from iomodel.cluster.space import load_space
+    doc = yaml.safe_load(Path(space).read_text())
+    for k in doc["kinds"].values():
+        k["cluster"] = str((Path(space).parent / k["cluster"]).resolve())
+    if not doc.get("measured"):
+        doc["measured"] = {p.name: [{"operation": op, "np": 4, "rs": "1MiB", "bw_MiBps": 20 * (i + 1) * f,
+                                     "collective": True} for op, f in (("write", 1), ("read", 2))]
+                           for i, (p, _) in enumerate(design(load_space(space)))}
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def space_commands(space, model, work):
+    # never --trust-cluster: a damaged space's start commands must not run
+    return [["compare", model, "--space", space], ["characterize", "--space", space, "--design"]]
 
 
 def _types_trace(src, dst, rnd):
@@ -577,7 +599,8 @@ def fuzz(kind, seeds, source, work, seconds=20, model=None, limit=2 << 30):
     outcome, argv, message, peak bytes, seconds, the input's path) for each."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    text = Path(source).read_text() if kind in ("model", "cluster", "launcher") else None
+    text = Path(source).read_text() if kind in ("model", "cluster", "launcher") else \
+        space_text(source) if kind == "space" else None
     for seed in seeds:
         rnd = random.Random(seed)
         run, names, check = run_command, None, None
@@ -619,6 +642,10 @@ def fuzz(kind, seeds, source, work, seconds=20, model=None, limit=2 << 30):
             def check(argv, rc, out=out):
                 wrong = out.check(rc)           # a hang: the reader stopped, the hang counted
                 return ("target violation", f"{out.kind}: {wrong}") if wrong and rc is not None else None
+        elif kind == "space":
+            target = work / "space.yaml"
+            target.write_bytes(mutate_cluster(text, rnd))     # YAML as a cluster file is
+            commands = space_commands(target, model, work)
         else:
             target = work / "cluster.yaml"
             target.write_bytes(mutate_cluster(text, rnd))

@@ -46,8 +46,8 @@ MAX_SIZE = 2 ** 62          # bytes: what a 64-bit offset and the profile's int6
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 # A measured network figure: "10 Gbit/s", "25 Gigabit", "1000 Mb/s", "10Gbps".
-_NET_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt])(?:bit/s|bits/s|b/s|bps|igabit|egabit|bit)\s*$",
-                     re.IGNORECASE)
+# Bits only: "GB/s" and "Gbps" differ eightfold, so a B is not taken for a b.
+_NET_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*((?i:[kmgt]))(?:bit/s|bits/s|b/s|bps|igabit|egabit|bit)\s*$")
 _NET_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
@@ -202,13 +202,16 @@ def _expanded_size(node):
     return size[id(node)]
 
 
-def _read_yaml(path):
+def read_yaml(path, what="cluster description", error=None):
+    """A YAML document of `what`, safely: no duplicate keys, no alias bomb;
+    `error` (default ClusterError) carries one line naming the file."""
+    error = error or ClusterError
     try:
         text = Path(path).read_text()
     except OSError as e:
-        raise ClusterError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError:
-        raise ClusterError(f"{path}: not YAML: not a text file") from None
+        raise error(f"{path}: not YAML: not a text file") from None
     try:
         loader = _Loader(text)
         try:
@@ -217,18 +220,18 @@ def _read_yaml(path):
                 return None
             n = _expanded_size(node)
             if n > MAX_YAML_VALUES:
-                raise ClusterError(f"{path}: not a cluster description: its aliases expand it to more "
+                raise error(f"{path}: not a {what}: its aliases expand it to more "
                                    f"than {MAX_YAML_VALUES} values (a YAML alias bomb?)")
             return loader.construct_document(node)
         finally:
             loader.dispose()
     except RecursionError:
-        raise ClusterError(f"{path}: not a cluster description: nested too deeply") from None
+        raise error(f"{path}: not a {what}: nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        what = getattr(e, "problem", None) or str(e).splitlines()[0]
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        raise ClusterError(f"{path}: not YAML: {what}{where}") from None
+        raise error(f"{path}: not YAML: {problem}{where}") from None
 
 
 # ---------------------------------------------------------------- field checks
@@ -344,6 +347,15 @@ class _Obj:
         return v
 
 
+def network_bps(v):
+    """Bits/s of a measured network figure: a number (Gbit/s) or a string like
+    "10 Gbit/s", "25 Gigabit", "1000 Mb/s"; None for anything else."""
+    if _is_num(v) and v > 0:
+        return float(v) * 1e9
+    m = _NET_RE.match(v) if isinstance(v, str) else None
+    return float(m.group(1)) * _NET_UNITS[m.group(2).lower()] if m else None
+
+
 def parse_size(v):
     """Bytes from an integer or a string like "64KB", "64 KiB", "4M", "1.5 GiB" (binary units)."""
     if _is_int(v) and v >= 0:
@@ -418,7 +430,8 @@ def _parse(doc, path, region):
         raise _FieldError("", f"expected a mapping with format: {FORMAT}, got {_show(doc)}")
     fmt = top.raw("format")
     if fmt != FORMAT:
-        raise _FieldError("format", f"expected {FORMAT!r}, got {_show(fmt)}")
+        hint = " (a space of configurations: give it with compare --space)" if fmt == "iomodel-space" else ""
+        raise _FieldError("format", f"expected {FORMAT!r}, got {_show(fmt)}{hint}")
     ver = top.raw("version")
     if ver != VERSION:
         raise _FieldError("version", f"expected {VERSION} (the only version this iomodel reads), "
@@ -499,20 +512,12 @@ def _parse(doc, path, region):
 
     # Network performance (+)
     net = top.raw("network", False, "Unknown")
-    net_bps = None
-    if _is_num(net) and net > 0:
-        net_bps = float(net) * 1e9
-        net = f"{net:g} Gbit/s"
+    net_bps = network_bps(net)
+    if net_bps is not None:
+        net = f"{net:g} Gbit/s" if _is_num(net) else net.strip()
     elif isinstance(net, str) and net.strip():
         cls = [c for c in NETWORK_CLASSES if c.lower() == net.strip().lower()]
-        m = _NET_RE.match(net)
-        if cls:
-            net = cls[0]
-        elif m:
-            net_bps = float(m.group(1)) * _NET_UNITS[m.group(2).lower()]
-            net = net.strip()
-        else:
-            net = None
+        net = cls[0] if cls else None
     else:
         net = None
     if net is None:
@@ -610,7 +615,7 @@ def load_cluster(path, region=None):
     p = Path(os.path.expanduser(str(path)))
     if not p.exists():
         p = find_cluster(path)
-    doc = _read_yaml(p)
+    doc = read_yaml(p)
     try:
         return _parse(doc, p, region)
     except _FieldError as e:

@@ -553,10 +553,29 @@ def cmd_predict(args):
 
 def cmd_compare(args):
     from iomodel.cluster.compare import compare, format_comparison, plot_comparison
+    if bool(args.vc) == bool(args.space):
+        raise ValueError("compare: give the clusters to compare, --vc VC [VC ...], or a space of "
+                         "configurations, --space SPACE.yaml (one of the two)")
     model = _load(args.model, phases=True)
-    clusters = _clusters(args)
-    result = compare(model, clusters, _profiles(args, clusters))
-    print(json.dumps(result, indent=2) if args.json else format_comparison(result))
+    if args.space:
+        from iomodel.cluster.space import load_space
+        from iomodel.cluster.space_compare import compare_space, format_space_comparison
+        if args.profile or args.region:
+            raise ValueError("compare --space: the space says the profiles and prices "
+                             "(not with --profile or --region)")
+        if args.profiles and not Path(args.profiles).is_dir():
+            raise ValueError(f"--profiles {args.profiles}: no such directory")
+        result = compare_space(model, load_space(args.space, args.profiles))
+        print(json.dumps(result, indent=2) if args.json else format_space_comparison(result))
+        if args.plot:
+            from iomodel.cluster.space_compare import plot_pareto
+            print(f"iomodel: figure in {plot_pareto(result, args.plot)}", file=sys.stderr)
+    else:
+        if args.profiles:
+            raise ValueError("compare: --profiles goes with --space (with --vc: --profile NAME=PATH)")
+        clusters = _clusters(args)
+        result = compare(model, clusters, _profiles(args, clusters))
+        print(json.dumps(result, indent=2) if args.json else format_comparison(result))
     if args.plot:
         files = plot_comparison(result, args.plot)
         print(f"iomodel: figures in {', '.join(map(str, files))}", file=sys.stderr)
@@ -648,10 +667,91 @@ def _sizes(text):
 
 
 def cmd_characterize(args):
+    if bool(args.vc) == bool(args.space):
+        raise ValueError("characterize: give one cluster, --vc VC, or a space, --space SPACE.yaml "
+                         "with --design or --point NAME (one of the two)")
+    if args.space:
+        return _characterize_space(args)
+    if args.design or args.point or args.profiles:
+        raise ValueError("characterize: --design, --point and --profiles go with --space")
+    return _characterize(args, _one_cluster(args))
+
+
+def _characterize_space(args):
+    """characterize --space: the design's configurations (--design), or one
+    (--point), each started and stopped by the space's commands when trusted,
+    its profile written to the space's profiles directory."""
+    from iomodel.cluster.design import design
+    from iomodel.cluster.space import load_space
+    space = load_space(args.space, args.profiles)
+    if bool(args.design) == bool(args.point):
+        raise ValueError("characterize --space: give --design (measure the design's configurations) "
+                         "or --point NAME (measure one configuration, started by you)")
+    if args.output or args.profile:
+        raise ValueError("characterize --space: profiles go to the space's profiles directory "
+                         f"({space.profiles_dir}; not with -o or --profile)")
+    if args.point:
+        try:
+            todo = [(space.point(args.point), "asked for")]
+        except KeyError:
+            raise ValueError(f"{space.path}: no point {args.point!r} (points: "
+                             f"{', '.join(p.name for p in space.points)})") from None
+    else:
+        from iomodel.cluster.space_compare import measured_profiles
+        done = set(measured_profiles(space))
+        chosen = design(space)
+        todo = [(p, why) for p, why in chosen if p.name not in done]
+        width = max(len(p.name) for p, _ in chosen)
+        print(f"{space.path}: the design has {len(chosen)} of its {len(space.points)} configurations, "
+              f"{len(todo)} to measure:")
+        for p, why in chosen:
+            print(f"  {p.name:<{width}}  {why}" + ("  (measured already)" if p.name in done else ""))
+        if not todo:
+            return 0
+        if args.trust_cluster and not any(p.start for p, _ in todo):
+            pass
+        elif not args.trust_cluster:
+            startable = [p for p, _ in todo if p.start]
+            print("iomodel: " + (f"their start and stop commands run only with --trust-cluster (they are the "
+                                 f"space file's shell commands); or start each" if startable else
+                                 "the space says how to start none of them: start each") +
+                  f" yourself and run characterize --space {args.space} --point NAME", file=sys.stderr)
+            return 0
+    failed = []
+    for p, _ in todo:
+        if args.design and not p.start:
+            print(f"iomodel: {p.name}: the space has no start command for it; start it and run "
+                  f"characterize --space {args.space} --point {p.name}", file=sys.stderr)
+            continue
+        try:
+            if args.design:       # stopped below even when it failed halfway
+                _run_space_command(p.start, "start", p.name, space.path.parent)
+            p.cluster.trusted = args.trust_cluster
+            args.output = str(space.profiles_dir / f"{p.name}.d")
+            args.profile = str(space.profiles_dir / f"{p.name}.parquet")
+            if _characterize(args, p.cluster):
+                failed.append(p.name)
+        finally:
+            args.output = args.profile = None
+            if args.design and p.stop:
+                _run_space_command(p.stop, "stop", p.name, space.path.parent)
+    if failed:
+        return fail(f"characterize --space: runs failed on {', '.join(failed)}", code=1)
+    return 0
+
+
+def _run_space_command(cmd, what, name, where):
+    import subprocess
+    print(f"iomodel: {name}: {what}: {cmd}", file=sys.stderr)
+    rc = subprocess.run(cmd, shell=True, cwd=where).returncode     # in the space file's directory
+    if rc:
+        raise RuntimeError(f"{name}: the space's {what} command exited {rc}: {cmd}")
+
+
+def _characterize(args, cluster):
     from iomodel.replay.backends import get_backend
     from iomodel.cluster.characterize import characterize, write_profile
     from iomodel.cluster.profile import format_summary
-    cluster = _one_cluster(args)
     backend = get_backend(args.backend)
     nps = [int(x) for x in args.np.split(",")] if args.np else None
     sweep = {}
@@ -721,8 +821,12 @@ def cmd_characterize(args):
                                      random=args.random, points=points, **sweep)
     path = write_profile(profile, args.profile or f"{out}/profile.parquet")
     print(format_summary(profile))
-    print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
-          f"`profile:` at it, or use --profile {cluster.name}={path}")
+    if getattr(args, "space", None):
+        more = "" if args.profiles is None else f" --profiles {args.profiles}"
+        print(f"\nprofile ({len(profile)} points) in {path}; compare --space {args.space}{more} takes it")
+    else:
+        print(f"\nprofile ({len(profile)} points) in {path}; point the cluster description's "
+              f"`profile:` at it, or use --profile {cluster.name}={path}")
     if failures:
         return fail(f"{len(failures)} sweep run(s) failed (see {out}/results.json; with --repeat, "
                     "a point is measured by the passes that ran); "
@@ -837,7 +941,7 @@ def build_parser():
     g.set_defaults(func=cmd_plot)
 
     def vc_options(q, many):
-        q.add_argument("--vc", nargs="+" if many else 1, required=True, metavar="VC",
+        q.add_argument("--vc", nargs="+" if many else 1, required=not many, metavar="VC",
                        action="extend" if many else "store",   # compare --vc vc3 --vc vc4: both
                        help="cluster description (a YAML file, or a shipped one: vc1..vc4, local)")
         q.add_argument("--region", help="price region (default: the first listed)")
@@ -868,6 +972,12 @@ def build_parser():
                         "(docs/commands/compare.md).")
     co.add_argument("model", help="model file")
     vc_options(co, many=True)
+    co.add_argument("--space", metavar="SPACE",
+                    help="compare every configuration of this space (a YAML file, "
+                    "docs/space-format.md): the measured ones from their profiles, the others from "
+                    "profiles composed from them (docs/composition.md); not with --vc")
+    co.add_argument("--profiles", metavar="DIR", help="with --space: the measured profiles are in DIR "
+                    "(NAME.parquet), not in the space's `profiles` directory")
     co.add_argument("--plot", metavar="DIR", help="draw the paper's Figures 2 and 3 into DIR")
     co.set_defaults(func=cmd_compare)
 
@@ -911,7 +1021,18 @@ def build_parser():
                         description="Run a sweep of IOR invocations (request sizes, process "
                         "counts, read and write, shared and unique, collective and independent) "
                         "and store the cluster's bandwidth profile as Parquet (docs/commands/characterize.md).")
-    ch.add_argument("--vc", required=True, help="cluster description")
+    ch.add_argument("--vc", help="cluster description")
+    ch.add_argument("--space", metavar="SPACE",
+                    help="a space of configurations (docs/space-format.md), with --design or "
+                    "--point; profiles go to the space's profiles directory")
+    ch.add_argument("--design", action="store_true",
+                    help="with --space: name the fewest configurations to measure (a Plackett-Burman "
+                    "design per storage kind) and, with --trust-cluster, start, measure and stop "
+                    "each that the space says how to start")
+    ch.add_argument("--point", metavar="NAME", help="with --space: measure this configuration "
+                    "(started by you)")
+    ch.add_argument("--profiles", metavar="DIR", help="with --space: write the profiles to DIR "
+                    "(NAME.parquet), not to the space's `profiles` directory")
     ch.add_argument("--backend", choices=("ior", "builtin"), default="builtin",
                     help="iomodel's own replayer, or IOR from the cluster (default: %(default)s)")
     ch.add_argument("--sizes", help="request sizes, e.g. 4k,64k,1m,16m,256m,1g (default 4 KiB to 1 GiB, x4)")

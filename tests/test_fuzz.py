@@ -141,6 +141,17 @@ def test_clusters(seeds, kind):
     one()
 
 
+def test_spaces(tmp_path):
+    """Damaged space files through compare --space and characterize --space
+    --design (never trusted: a damaged start command must not run)."""
+    @SETTINGS
+    @given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["testbed/testbed-space.yaml",
+                                                         "cluster/shipped/spaces/ec2-cc2.yaml"]))
+    def one(seed, space):
+        check("space", seed, ROOT / space, tmp_path / "s", model=MODEL)
+    one()
+
+
 def test_chunk_editing_recomputes_the_tracers_checksums(seeds):
     """split_chunks then join_chunks gives a real rank file back byte for byte:
     the harness's checksums are the tracer's, so its edits pass the checksum."""
