@@ -78,8 +78,10 @@ def workers_for(trace, jobs):
 
 
 def source_bytes(src):
-    """The work a rank trace is: its raw size in a job file, else its file's size."""
-    return getattr(src, "raw_size", None) or os.path.getsize(src)
+    """The work a rank trace is: its raw size in a job file (which a damaged
+    index may give as 0), else its file's size."""
+    raw = getattr(src, "raw_size", None)
+    return os.path.getsize(src) if raw is None else raw
 
 
 def split_sources(sources, parts):

@@ -151,12 +151,13 @@ def damaged(job_trace, tmp_path, how):
     return d
 
 
-@pytest.mark.parametrize("case", ["truncated", "garbled", "magic", "index", "raw size"])
+@pytest.mark.parametrize("case", ["truncated", "garbled", "magic", "index", "raw size", "no raw size"])
 def test_damaged_job_file(job_trace, tmp_path, case):
     """A job file cut inside rank 2's image, one with 16 bytes of rank 1's
     compressed image overwritten, one without its magic, and one whose index
     puts rank 1 past the end, or gives rank 0 a raw size its compressed bytes
-    cannot hold (a zlib bomb's claim): `analyze` exits 2 with one line naming the
+    cannot hold (a zlib bomb's claim), or a raw size of 0 (which the split of
+    the ranks by their bytes once took for a file name): `analyze` exits 2 with one line naming the
     file (and the rank) and the damage; Trace(partial=True) keeps ranks 0 and 1
     of the cut one."""
     from iomodel.analyzer import Trace
@@ -166,10 +167,12 @@ def test_damaged_job_file(job_trace, tmp_path, case):
                                                   b"\x5a" * 16),
             "magic": lambda d, e: d.__setitem__(slice(0, 8), b"IOMJUNK\0"),
             "raw size": lambda d, e: d.__setitem__(slice(32 + 24, 32 + 32), struct.pack("<Q", 1 << 50)),
+            "no raw size": lambda d, e: d.__setitem__(slice(32 + 24, 32 + 32), struct.pack("<Q", 0)),
             "index": lambda d, e: d.__setitem__(slice(32 + 32, 40 + 32), struct.pack("<Q", 1 << 40))}
     want = {"truncated": "job.iot (rank 2, from byte ", "garbled": "job.iot (rank 1, from byte ",
             "magic": "job.iot: at byte 0: not an iomodel job trace (bad magic)",
             "raw size": f"job.iot (rank 0, from byte 128): corrupt index: a raw size of {1 << 50} bytes",
+            "no raw size": "job.iot (rank 0, from byte 128): at byte 3848: corrupt: the trace decompresses to 3848 bytes, not the index's 0",
             "index": f"job.iot: at byte 64: corrupt index: rank 1's trace at byte {1 << 40}, where rank 0's ends"}
     d = damaged(job_trace, tmp_path, hows[case])
     proc = subprocess.run(IOMODEL + ["analyze", str(d), "-o", str(tmp_path / "m.json")],
