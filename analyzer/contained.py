@@ -77,6 +77,7 @@ def _child(conn, out_fd, fn, args, seconds, memory):
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_CPU, int(seconds) + 2)
     space = _address_space()
+    before = resource.getrlimit(resource.RLIMIT_AS)
     if space is not None:
         _limit(resource.RLIMIT_AS, space + memory)
     try:
@@ -85,6 +86,9 @@ def _child(conn, out_fd, fn, args, seconds, memory):
         msg = ("memory",)
     except Exception as e:                  # noqa: BLE001 - sent to the parent, which raises it
         msg = ("error", e, "".join(traceback.format_exception(e)))
+    # the bound is fn's: telling the answer and exiting must not run out of it
+    # (what a library left allocated after a MemoryError stays with us)
+    resource.setrlimit(resource.RLIMIT_AS, before)
     try:
         conn.send(msg)
     except MemoryError:
