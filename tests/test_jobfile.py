@@ -169,10 +169,13 @@ def test_damaged_job_file(job_trace, tmp_path, case):
             "raw size": lambda d, e: d.__setitem__(slice(32 + 24, 32 + 32), struct.pack("<Q", 1 << 50)),
             "no raw size": lambda d, e: d.__setitem__(slice(32 + 24, 32 + 32), struct.pack("<Q", 0)),
             "index": lambda d, e: d.__setitem__(slice(32 + 32, 40 + 32), struct.pack("<Q", 1 << 40))}
+    raw0 = layout(job_trace)[2][0][3]
     want = {"truncated": "job.iot (rank 2, from byte ", "garbled": "job.iot (rank 1, from byte ",
             "magic": "job.iot: at byte 0: not an iomodel job trace (bad magic)",
             "raw size": f"job.iot (rank 0, from byte 128): corrupt index: a raw size of {1 << 50} bytes",
-            "no raw size": "job.iot (rank 0, from byte 128): at byte 3848: corrupt: the trace decompresses to 3848 bytes, not the index's 0",
+            # rank 0's whole image, its size as the undamaged index gave it
+            "no raw size": f"job.iot (rank 0, from byte 128): at byte {raw0}: corrupt: the trace decompresses "
+                           f"to {raw0} bytes, not the index's 0",
             "index": f"job.iot: at byte 64: corrupt index: rank 1's trace at byte {1 << 40}, where rank 0's ends"}
     d = damaged(job_trace, tmp_path, hows[case])
     proc = subprocess.run(IOMODEL + ["analyze", str(d), "-o", str(tmp_path / "m.json")],
