@@ -240,7 +240,7 @@ def test_a_directory_of_neither_is_said(tmp_path):
 @BOTH_MPIS
 def test_a_crashing_log_reads_the_same_under_mpi(mpi, tmp_path):
     """A log whose reader crashes (8 bytes at 1500 inverted: libdarshan-util's
-    SIGSEGV): its row says what serially it says, not the MPI library's
+    SIGSEGV or SIGABRT): its row says what serially it says, not the MPI library's
     backtrace of the crash (the reader's child once inherited its handler)."""
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -250,7 +250,10 @@ def test_a_crashing_log_reads_the_same_under_mpi(mpi, tmp_path):
     shutil.copy(DARSHAN / "posix_fpp.darshan", logs)
     serial = subprocess.run(IOMODEL + ["analyze", logs, "-o", tmp_path / "s", "-q"], capture_output=True,
                             text=True, timeout=120)
-    assert serial.returncode == 0 and "the reader crashed (SIGSEGV)" in serial.stderr
+    # which signal it dies of is the library's undefined behaviour: SIGSEGV
+    # here, SIGABRT (an assertion in darshan_log_close) on some runs
+    assert serial.returncode == 0 and re.search(r"the reader crashed \(SIG(SEGV|ABRT)\)", serial.stderr), \
+        serial.stderr
     proc = analyze_under(mpi, 2, logs, tmp_path / "m", "-q")
     assert proc.returncode == 0, proc.stderr
     got, want = (pq.read_table(tmp_path / d / "summary.parquet").to_pylist() for d in ("m", "s"))
@@ -263,7 +266,8 @@ def test_a_crashing_log_reads_the_same_under_mpi(mpi, tmp_path):
     for rows in (got, want):
         assert [r["log"] for r in rows] == ["crash.darshan", "posix_fpp.darshan"]
         assert crashed.match(rows[0]["error"]), rows[0]["error"]
-        assert "MPI" not in rows[0]["error"]
+        # the library's own words may name its MPIIO module; a backtrace may not appear
+        assert not re.search(r"Process received signal|Backtrace|BAD TERMINATION|\[ *\d+\] ", rows[0]["error"])
     assert [{k: v for k, v in r.items() if k != "error"} for r in got] == \
         [{k: v for k, v in r.items() if k != "error"} for r in want]
     assert got[1] == want[1]
