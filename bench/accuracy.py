@@ -393,7 +393,7 @@ def finish(result, args):
     text = render(result)
     print("\n" + text)
     if not args.no_readme:
-        publish(result)
+        publish(result, args.block)
 
 
 def recheck(vc, work, char, timeout, homes, rows, profiles, log):
@@ -486,6 +486,10 @@ def main():
     ap.add_argument("--no-readme", action="store_true",
                     help="do not put the tables into the README and docs/accuracy.md")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--block", default="accuracy", metavar="KEY",
+                    help="the README's and docs/accuracy.md's <!-- bench:KEY --> blocks the tables go "
+                         "into (default: %(default)s; accuracy-real: a sitting of the paper's "
+                         "applications alone)")
     ap.add_argument("--for-every-model", action="store_true",
                     help="characterize --for every model on every VC (its own points: sizes, views' pieces, "
                          "buffers), not only those that compute before collective phases")

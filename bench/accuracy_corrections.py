@@ -24,17 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+from accuracy_apps import row_key  # noqa: E402
 from accuracy_score import err  # noqa: E402
 from doc_blocks import put_block  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "accuracy-corrections.json"
 CHANGED = 0.005          # a correction changes a row where it moves its time by more than this
 FLOOR = 0.01             # errors closer than this are not told apart
-
-
-def row_key(r):
-    """The name bench/accuracy.py gives a row's files in its work directory."""
-    return f"{r['app']}-{r['size']}".replace("^", "").replace(" ", "")
 
 
 def spread(r):
@@ -48,7 +44,7 @@ def inputs(r, work):
     from iomodel.models import load_model
     from iomodel.cluster.description import load_cluster
     from iomodel.cluster.profile import Profile
-    key = row_key(r)
+    key = row_key(r["app"], r["size"])
     cluster = load_cluster(str(work / "vc" / r["vc"] / f"testbed-{r['vc']}.yaml"))
     prof = Profile.load(cluster)
     for extra in (work / f"char-{r['vc']}" / "profile.parquet",

@@ -287,7 +287,30 @@ def summary(result):
     return "\n".join(out)
 
 
-def publish(result):
-    """The summary into the README, the full tables into docs/accuracy.md."""
-    put_block("accuracy", summary(result))
-    put_block("accuracy", render(result), page="docs/accuracy.md")
+def sentence(result):
+    """The README's words for a sitting of its own (--block other than
+    accuracy): which applications on which VCs, and the counts of its goals."""
+    rows = [r for r in result["rows"] if not r.get("error")]
+    ks = kinds(rows)
+    names = " / ".join(KINDS[k].split(" (")[0] for k in ks)
+
+    def count(lim):
+        return " / ".join(str(sum(r[f"error_{k}"] is not None and abs(r[f"error_{k}"]) <= lim for r in rows))
+                          for k in ks)
+    g = result["goals"]["io_time"]
+    n = next((g[k]["rankings"] for k in ks if "rankings" in g[k]), 0)
+    ranked = " / ".join(f"{g[k]['rankings_same']}" for k in ks if "rankings_same" in g[k]) + f" of {n}"
+    mach = result["machine"]
+    return (f"{', '.join(dict.fromkeys(r['app'] for r in rows))} on {', '.join(dict.fromkeys(r['vc'] for r in rows))}, "
+            f"in a sitting of their own ({np_text(result)}, {mach['date']}"
+            + (f", code {result['code']}" if result.get("code") else "") + f"): totals within 5% ({names}) "
+            f"{count(0.05)} of {len(rows)}, within 10% {count(0.10)} of {len(rows)}; VCs ranked as measured "
+            f"{ranked}.")
+
+
+def publish(result, block="accuracy"):
+    """The summary into the README, the full tables into docs/accuracy.md,
+    between their <!-- bench:BLOCK --> markers (the README: its table for the
+    main sitting, a sentence for another)."""
+    put_block(block, summary(result) if block == "accuracy" else sentence(result))
+    put_block(block, render(result), page="docs/accuracy.md")

@@ -31,7 +31,7 @@ def test_measured_totals_inside_the_span_of_the_passes():
         "prediction (median 36%); 1 of 2 measured totals fall inside their span."]
 
 
-def test_the_readme_summary_counts_each_vc():
+def readme_result():
     """Two VCs of two rows each, predicted and replayed.  disk: totals off by
     +4% and -7% predicted (one within 5%, both within 10%), +1% and +12%
     replayed; its three phases -2%, +15%, +9% predicted, 0%, +11%, +30%
@@ -53,7 +53,12 @@ def test_the_readme_summary_counts_each_vc():
               "np": 2, "code": "abc1234",
               "machine": {"cpu": "AMD EPYC", "cores": 2, "kernel": "6.1", "mpi": "Open MPI 4.1.4",
                           "date": "2026-12-01"}}
-    assert render.summary(result).splitlines() == [
+    return result
+
+
+def test_the_readme_summary_counts_each_vc():
+    """The rows of readme_result, counted per VC."""
+    assert render.summary(readme_result()).splitlines() == [
         "| VC | storage | runs' own spread (median) | totals within 5% (predicted / replayed) | "
         "totals within 10% | phases within 10% |",
         "|---|---|---|---|---|---|",
@@ -62,6 +67,20 @@ def test_the_readme_summary_counts_each_vc():
         "",
         "VCs ranked by I/O time as measured: 2 / 1 of 2 (application, size) pairs. np 2; AMD EPYC, "
         "2 cores, Linux 6.1, Open MPI 4.1.4; 2026-12-01, code abc1234."]
+
+
+def test_the_readme_sentence_of_a_sitting_of_its_own():
+    """A sitting of its own (--block accuracy-real) gets a sentence: the four
+    rows of the summary's test, bt-io-full on the disk and s3d-io-blocking on
+    tmpfs.  Predicted +4%, -7%, +20%, -3%: 2 within 5%, 3 within 10%;
+    replayed +1%, +12%, +6%, -4%: 2 and 3."""
+    result = readme_result()
+    for r, app in zip(result["rows"], ("bt-io-full", "bt-io-full", "s3d-io-blocking", "s3d-io-blocking")):
+        r["app"] = app
+    assert render.sentence(result) == (
+        "bt-io-full, s3d-io-blocking on disk, tmpfs, in a sitting of their own (np 2, 2026-12-01, code "
+        "abc1234): totals within 5% (predicted / replayed) 2 / 2 of 4, within 10% 3 / 3 of 4; VCs ranked "
+        "as measured 2 / 1 of 2.")
 
 
 def test_leave_one_out_verdicts():
