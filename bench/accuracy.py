@@ -64,7 +64,7 @@ from pathlib import Path
 
 from iomodel.replay.host import steal_s, stolen_since, until_calm
 import machine_info
-from accuracy_apps import BT_CLASSES, NP, VENDOR, app_cmd, app_table, build, missing_rows, row_key
+from accuracy_apps import BT_CLASSES, NP, PAPER_APPS, VENDOR, app_cmd, app_table, build, missing_rows, row_key
 from accuracy_render import publish, render
 from accuracy_score import combine, err, measure_row, record_again, score, worst_error
 
@@ -307,14 +307,16 @@ def set_aside(work, *paths, what):
     return move
 
 
-def own_computing_points(vc, model, mpath, cdir, args, log):
+def own_computing_points(vc, model, mpath, cdir, args, log, paper=False):
     """A model whose collective phases computed before their operations (a
     solver's dumps: cluster/characterize.py's model_points gives it points
     computing that long) gets `characterize --for` it on the VC, beside the
     sweep, whose --think points are microseconds and independent: the
-    profile's directory, or None."""
+    profile's directory, or None.  So does every model of the paper's
+    applications (`paper`), as their users characterize for their own code
+    (BT-IO simple's 240-byte writes are no size of the sweep)."""
     from iomodel.cluster.characterize import model_points
-    if not getattr(args, "for_every_model", False) and \
+    if not getattr(args, "for_every_model", False) and not paper and \
             not any(pt.get("think_s") and pt["collective"] for pt in model_points([model])):
         return None
     stolen(vc.run, [*IOMODEL, "characterize", "--vc", vc.yaml, "--for", mpath, "--bytes", "16m",
@@ -620,7 +622,8 @@ def main():
                            "weight_bytes": m["weight"]}
                     try:
                         profs = ["--profile", f"{vc.cluster_name}={cdir}/profile.parquet"]
-                        fdir = own_computing_points(vc, m, mpath, work / f"char-for-{vc.name}-{key}", args, log)
+                        fdir = own_computing_points(vc, m, mpath, work / f"char-for-{vc.name}-{key}", args, log,
+                                                    paper=app in PAPER_APPS)
                         if fdir:
                             profs += ["--profile", f"{vc.cluster_name}={fdir}/profile.parquet"]
                             row["for_profile"] = str(fdir)
