@@ -38,7 +38,6 @@ usage: .venv/bin/python bench/computing_before.py --dir DIR [--think 0.025] [--r
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -48,6 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from machine_info import machine  # noqa: E402
+import rounds  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "computing-before.json"
 ENV = {**os.environ, "OMPI_MCA_mpi_yield_when_idle": "1",
@@ -106,24 +106,18 @@ def main():
     ap.add_argument("--app", nargs="*", default=[], help="models of the application's runs on the VC")
     ap.add_argument("-o", default=str(RESULTS))
     args = ap.parse_args()
-    replayer = ROOT / "tracer" / "lib" / "openmpi" / "iomodel_replay"
-    if not replayer.is_file():
-        sys.exit(f"computing_before: {replayer} not found: run scripts/setup.sh first")
+    replayer = rounds.replayer("computing_before")
     pid = daemon_pid()
     if pid is None:
         sys.exit("computing_before: no single throttlefs running: start the disk VC first (testbed/disk/start.sh)")
-    times = {v: [] for v in VARIANTS}
-    rng = random.Random(1)
-    for r in range(args.rounds):
-        order = list(VARIANTS)
-        rng.shuffle(order)
-        for v in order:
-            renice(pid, -20 if v == "spin, daemon first" else 0)
-            try:
-                times[v].append(per_dump(replayer, args.dir, args, v))
-            finally:
-                renice(pid, 0)
-        print(f"round {r + 1}: " + ", ".join(f"{v} {times[v][-1] * 1e3:.2f} ms" for v in VARIANTS), flush=True)
+
+    def measure(v):
+        renice(pid, -20 if v == "spin, daemon first" else 0)
+        try:
+            return per_dump(replayer, args.dir, args, v)
+        finally:
+            renice(pid, 0)
+    times = rounds.in_rounds(VARIANTS, args.rounds, measure)
     back = statistics.median(times["back-to-back"])
     rows = {v: {"per_dump_s": statistics.median(t), "runs_s": t, "ratio": statistics.median(t) / back}
             for v, t in times.items()}

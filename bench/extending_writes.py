@@ -28,7 +28,6 @@ usage: .venv/bin/python bench/extending_writes.py --dir DIR [--rounds 3] [--trac
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from machine_info import machine  # noqa: E402
+import rounds  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "extending-writes.json"
 ENV = {**os.environ, "OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ob1",
@@ -97,17 +97,8 @@ def main():
     ap.add_argument("--trace", help="a trace of the application")
     ap.add_argument("-o", default=str(RESULTS))
     args = ap.parse_args()
-    replayer = ROOT / "tracer" / "lib" / "openmpi" / "iomodel_replay"
-    if not replayer.is_file():
-        sys.exit(f"extending_writes: {replayer} not found: run scripts/setup.sh first")
-    times = {v: [] for v in LAYOUTS}
-    rng = random.Random(1)
-    for r in range(args.rounds):
-        order = list(LAYOUTS)
-        rng.shuffle(order)
-        for v in order:
-            times[v].append(measure(replayer, args, v))
-        print(f"round {r + 1}: " + ", ".join(f"{v} {times[v][-1] * 1e3:.3f} ms" for v in LAYOUTS), flush=True)
+    replayer = rounds.replayer("extending_writes")
+    times = rounds.in_rounds(LAYOUTS, args.rounds, lambda v: measure(replayer, args, v))
     rows = {v: {"per_write_s": statistics.median(t), "runs_s": t} for v, t in times.items()}
     result = {"machine": machine(), "dir": args.dir, "np": args.np, "rs": args.rs, "ops": args.ops,
               "rounds": args.rounds, "layouts": rows,
