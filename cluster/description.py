@@ -350,10 +350,13 @@ class _Obj:
 def network_bps(v):
     """Bits/s of a measured network figure: a number (Gbit/s) or a string like
     "10 Gbit/s", "25 Gigabit", "1000 Mb/s"; None for anything else."""
+    bps = None
     if _is_num(v) and v > 0:
-        return float(v) * 1e9
+        bps = float(v) * 1e9
     m = _NET_RE.match(v) if isinstance(v, str) else None
-    return float(m.group(1)) * _NET_UNITS[m.group(2).lower()] if m else None
+    if m:
+        bps = float(m.group(1)) * _NET_UNITS[m.group(2).lower()]
+    return bps if bps is not None and math.isfinite(bps) else None     # 400 digits are no rate
 
 
 def parse_size(v):
@@ -364,7 +367,7 @@ def parse_size(v):
         m = _SIZE_RE.match(v)
         if m:
             n = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
-            if n == int(n):
+            if math.isfinite(n) and n == int(n):
                 return int(n)
     raise ValueError(f"expected a size in bytes (an integer, or a string like \"64KB\" or "
                      f"\"64 KiB\", binary units), got {_show(v)}")

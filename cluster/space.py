@@ -9,6 +9,7 @@ composition models: cluster/compose.py) and its cluster description.
 import copy
 import difflib
 import itertools
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +39,14 @@ class SpaceError(ValueError):
 def parse_rate(v):
     """Bytes/s from a number (MiB/s) or a string like "60 MiB/s", "100 MB/s"
     (MB: 10^6, MiB: 2^20)."""
+    bps = None
     if _is_num(v) and v > 0:
-        return float(v) * (1 << 20)
+        bps = float(v) * (1 << 20)
     m = _RATE_RE.match(v) if isinstance(v, str) else None
     if m and float(m.group(1)) > 0:
-        return float(m.group(1)) * (1024 if m.group(3) else 1000) ** _RATE_UNITS[m.group(2).lower()]
+        bps = float(m.group(1)) * (1024 if m.group(3) else 1000) ** _RATE_UNITS[m.group(2).lower()]
+    if bps is not None and math.isfinite(bps):    # 400 digits are no rate
+        return bps
     raise ValueError(f"expected a rate like \"60 MiB/s\" or a number of MiB/s, got {_show(v)}")
 
 

@@ -251,6 +251,21 @@ def test_compare_space_ranks_measured_and_composed_with_the_pareto_front(tmp_pat
     ("kinds: {../x: {cluster: base.yaml}}\n",
      "s.yaml: kinds.../x.axes: point '../x': a configuration's name (its kind and values) must be letters"),
     ("format: iomodel-cluster\n", "s.yaml: not YAML: duplicate key 'format'"),
+    # values with no finite number of bytes or bits (found by bench/fuzz.py's space kind)
+    ("kinds: {nfs: {cluster: base.yaml, axes: {device: [60 MiB/s, .inf]}}}\n",
+     "s.yaml: kinds.nfs.axes.device[1]: expected a rate like \"60 MiB/s\" or a number of MiB/s, got inf"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {device: [1.0e+305]}}}\n",
+     "s.yaml: kinds.nfs.axes.device[0]: expected a rate like \"60 MiB/s\" or a number of MiB/s, got 1e+305"),
+    (f"kinds: {{nfs: {{cluster: base.yaml, axes: {{device: [1{'0' * 400} MiB/s]}}}}}}\n",
+     "s.yaml: kinds.nfs.axes.device[0]: expected a rate like \"60 MiB/s\" or a number of MiB/s, got '1000"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {link: [.inf]}}}\n",
+     "s.yaml: kinds.nfs.axes.link[0]: expected a link rate in bits like \"300 Mbit/s\" or an unquoted number"),
+    (f"kinds: {{nfs: {{cluster: base.yaml, axes: {{link: [1{'0' * 400} Gbit/s]}}}}}}\n",
+     "s.yaml: kinds.nfs.axes.link[0]: expected a link rate in bits like \"300 Mbit/s\" or an unquoted number"),
+    ("kinds: {nfs: {cluster: base.yaml, axes: {link: [1.0e+300]}}}\n",
+     "s.yaml: kinds.nfs.axes.link[0]: expected a link rate in bits like \"300 Mbit/s\" or an unquoted number"),
+    (f"kinds: {{nfs: {{cluster: base.yaml, axes: {{stripe_size: [1{'0' * 400} KiB]}}}}}}\n",
+     "s.yaml: kinds.nfs.axes.stripe_size[0]: expected a size in bytes"),
 ])
 def test_a_malformed_space_is_one_error_naming_the_file_and_field(tmp_path, body, message):
     f = space_file(tmp_path, body)
