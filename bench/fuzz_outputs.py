@@ -37,11 +37,15 @@ class Reader(threading.Thread):
 
     def run(self):
         while True:
+            # whether the command is done, taken before looking at the pipe: all it
+            # wrote is then in the pipe (taken after, a select that timed out before
+            # the command wrote would end the loop with the output unread)
+            done = self.done.is_set()
             ready, _, _ = select.select([self.fd], [], [], 0.05)
             chunk = os.read(self.fd, 1 << 16) if ready else b""
             self.data += chunk
             if not chunk:
-                if self.done.is_set():
+                if done:
                     break
                 self.done.wait(0.01)
 
