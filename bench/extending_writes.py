@@ -14,7 +14,9 @@ built-in replayer) three ways, in a new order each round:
 - segmented: IOR's layout, each write past the end;
 - block per rank: rank r's writes in its own block, only the last rank's
   past the end, the others into holes;
-- overwrite: the segmented file written again (-E), no write past the end.
+- overwrite: the segmented file written again (-E), no write past the end;
+- with --blocks K,...: blocks of K transfers a rank and segment (-b K t),
+  (np + K - 1) / (np K) of the writes past the end with the ranks in lockstep.
 
 Per layout the median over the rounds of the slowest process's time per
 write.  With --trace DIR (a trace of the application), the share of its writes of each file that extended it,
@@ -22,7 +24,7 @@ in the order they ended (the writes through MPI-IO, at their file
 byte ranges).  Writes its entry into
 bench/results/extending-writes.json and prints the table.
 
-usage: .venv/bin/python bench/extending_writes.py --dir DIR [--rounds 3] [--trace T]
+usage: .venv/bin/python bench/extending_writes.py --dir DIR [--rounds 3] [--trace T] [--blocks 2,5]
        DIR on a started disk VC (testbed/disk/start.sh), e.g. /tmp/iomodel-testbed/disk/work
 """
 import argparse
@@ -63,6 +65,10 @@ def measure(replayer, args, layout):
     if layout == "block per rank":
         return per_write(replayer, args, d / "extending-block",
                          ["-s", "1", "-b", str(args.rs * args.ops), "-t", str(args.rs)])
+    if layout.startswith("blocks of "):         # k transfers a rank and segment
+        k = int(layout.split()[2])
+        return per_write(replayer, args, d / "extending-blocks",
+                         ["-s", str(args.ops // k), "-b", str(args.rs * k), "-t", str(args.rs)])
     per_write(replayer, args, d / "extending-over", [*seg, "-k"])        # the file to write again
     try:
         return per_write(replayer, args, d / "extending-over", [*seg, "-E"])
@@ -95,10 +101,15 @@ def main():
     ap.add_argument("--rs", type=int, default=240, help="bytes a write")
     ap.add_argument("--ops", type=int, default=864, help="writes per process")
     ap.add_argument("--trace", help="a trace of the application")
+    ap.add_argument("--blocks", type=lambda t: [int(x) for x in t.split(",") if x], default=[],
+                    help="also IOR's layout with blocks of K transfers a rank and segment, for each K "
+                         "of this list (K dividing --ops): (np + K - 1) / (np K) of the writes extend "
+                         "the file in lockstep")
     ap.add_argument("-o", default=str(RESULTS))
     args = ap.parse_args()
     replayer = rounds.replayer("extending_writes")
-    times = rounds.in_rounds(LAYOUTS, args.rounds, lambda v: measure(replayer, args, v))
+    layouts = LAYOUTS + tuple(f"blocks of {k}" for k in args.blocks)
+    times = rounds.in_rounds(layouts, args.rounds, lambda v: measure(replayer, args, v))
     rows = {v: {"per_write_s": statistics.median(t), "runs_s": t} for v, t in times.items()}
     result = {"machine": machine(), "dir": args.dir, "np": args.np, "rs": args.rs, "ops": args.ops,
               "rounds": args.rounds, "layouts": rows,
