@@ -102,6 +102,7 @@ def build(apps, bindir, vendor, run):
     bench resumed in the same work directory finds them built).  run(cmd, cwd)
     runs a command or raises.  ({prog: path}, {prog: why it is missing})."""
     progs, missing = {"py_io.py": ROOT / "examples" / "py_io.py"}, {}
+    Path(bindir).mkdir(parents=True, exist_ok=True)
     for prog in dict.fromkeys(a.prog for a in apps if a.prog in SOURCES):
         run(["mpicc", "-O2", "-o", bindir / prog, SOURCES[prog], "-lm"], None)
         progs[prog] = bindir / prog
