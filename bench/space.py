@@ -56,6 +56,22 @@ SIZES = {"bt-io-full": "W", "bt-io-simple": "W", "s3d-io-blocking": "50^3 2x2x1"
          "s3d-io-nonblocking": "50^3 2x2x1"}
 
 
+STOP_TRIES = 4       # a stop that fails (its mount busy a moment after the runs) is tried again
+STOP_PAUSE_S = 5
+
+
+def stop(p, env, log, cwd):
+    """Run configuration p's stop command until it succeeds: one that failed
+    leaves the configuration up (the Gluster VC's volume, the state its
+    --purge keeps), and the next configuration's start then fails."""
+    for i in range(STOP_TRIES):
+        if sh(["bash", "-c", p.stop], env, timeout=300, check=False, log=log, cwd=cwd).returncode == 0:
+            return
+        time.sleep(STOP_PAUSE_S)
+    sys.exit(f"space: the stop of {p.name} failed {STOP_TRIES} times (see the work directory's log.txt); "
+             f"stop it by hand, then go on with --resume")
+
+
 def spearman(a, b):
     """Spearman's rank correlation (ties get their mean rank)."""
     def ranks(x):
@@ -214,9 +230,9 @@ def main():
                 rows[:] = [r for r in rows if r["config"] != p.name]
                 rows.append({"config": p.name, "error_text": str(e)[-1500:]})
             finally:
-                if p.stop:
-                    sh(["bash", "-c", p.stop], env, timeout=300, check=False, log=log, cwd=space.path.parent)
                 done.write_text(json.dumps(rows, indent=1) + "\n")
+                if p.stop:
+                    stop(p, env, log, space.path.parent)
         for key, (a, mpath, m) in models.items():
             out = sh([*IOMODEL, "compare", mpath, "--space", space.path, "--profiles", profiles, "--json"],
                      env, log=log)
