@@ -16,6 +16,7 @@ directory's name) and prints the table.
 
 usage: .venv/bin/python bench/extending_share.py TRACE [TRACE ...]
 """
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -75,9 +76,10 @@ def file_rows(trace):
 
 
 def main():
-    traces = sys.argv[1:]
-    if not traces or traces[0].startswith("-"):
-        sys.exit(__doc__.strip().splitlines()[-1])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 usage=".venv/bin/python bench/extending_share.py TRACE [TRACE ...]")
+    ap.add_argument("traces", nargs="+", metavar="TRACE", help="a trace directory of the application")
+    traces = ap.parse_args().traces
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     print(f"{'trace':34} file writes extending  ms: ext  within  within overlapping ext  lockstep (rank, random)")
     for t in traces:
