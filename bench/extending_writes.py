@@ -19,9 +19,9 @@ built-in replayer) three ways, in a new order each round:
   (np + K - 1) / (np K) of the writes past the end with the ranks in lockstep.
 
 Per layout the median over the rounds of the slowest process's time per
-write.  With --trace DIR (a trace of the application), the share of its writes of each file that extended it,
-in the order they ended (the writes through MPI-IO, at their file
-byte ranges).  Writes its entry into
+write.  With --trace DIR (a trace of the application), per file its writes'
+shares that extended it, as they started and in lockstep
+(bench/extending_share.py).  Writes its entry into
 bench/results/extending-writes.json and prints the table.
 
 usage: .venv/bin/python bench/extending_writes.py --dir DIR [--rounds 3] [--trace T] [--blocks 2,5]
@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from machine_info import machine  # noqa: E402
+import extending_share  # noqa: E402
 import rounds  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "extending-writes.json"
@@ -76,23 +77,6 @@ def measure(replayer, args, layout):
         (d / "extending-over").unlink(missing_ok=True)
 
 
-def extending_share(trace):
-    """Per file of the trace (by its id): its data writes and the share of them
-    that ended past the file's end so far, in the order they ended."""
-    import numpy as np
-    from iomodel.analyzer import Trace
-    ev = Trace(trace).events
-    w = ev.filter(ev["write"]).filter(ev.filter(ev["write"])["abs_offset"].to_numpy() >= 0)
-    out = {}
-    for f in np.unique(w["file_id"].to_numpy()):
-        mine = w.filter(w["file_id"].to_numpy() == f)
-        order = np.argsort(mine["t_end"].to_numpy(), kind="stable")
-        ends = mine["abs_end"].to_numpy()[order]
-        past = ends > np.concatenate([[0], np.maximum.accumulate(ends)[:-1]])
-        out[str(f)] = {"writes": int(len(ends)), "extending": float(past.mean())}
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", required=True, help="a directory on the started disk VC")
@@ -107,19 +91,22 @@ def main():
                          "the file in lockstep")
     ap.add_argument("-o", default=str(RESULTS))
     args = ap.parse_args()
+    if any(k < 1 or args.ops % k for k in args.blocks):
+        ap.error(f"--blocks: each K must divide --ops ({args.ops})")
     replayer = rounds.replayer("extending_writes")
     layouts = LAYOUTS + tuple(f"blocks of {k}" for k in args.blocks)
     times = rounds.in_rounds(layouts, args.rounds, lambda v: measure(replayer, args, v))
     rows = {v: {"per_write_s": statistics.median(t), "runs_s": t} for v, t in times.items()}
     result = {"machine": machine(), "dir": args.dir, "np": args.np, "rs": args.rs, "ops": args.ops,
               "rounds": args.rounds, "layouts": rows,
-              "application": extending_share(args.trace) if args.trace else None}
+              "application": list(extending_share.file_rows(args.trace)) if args.trace else None}
     Path(args.o).write_text(json.dumps(result, indent=1) + "\n")
     print("| layout | per write |\n|---|---|")
     for v, d in rows.items():
         print(f"| {v} | {d['per_write_s'] * 1e3:.3f} ms |")
-    for f, d in (result["application"] or {}).items():
-        print(f"application: file {f}: {d['writes']} writes, {d['extending']:.0%} past the file's end")
+    for d in result["application"] or []:
+        print(f"application: file {d['file']}: {d['writes']} writes, {d['extending']:.0%} past the file's end "
+              f"in the order they started, {d['lockstep_rank_order']:.0%} in lockstep")
 
 
 if __name__ == "__main__":
