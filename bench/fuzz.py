@@ -258,7 +258,8 @@ def merged(old, new):
             "most_memory": max(old["most_memory"], new["most_memory"], key=lambda m: m["bytes"]),
             "slowest": max(old["slowest"], new["slowest"], key=lambda m: m["seconds"]),
             "seeds": sorted(old["seeds"] + new["seeds"]),
-            "date": ", ".join(dict.fromkeys(old["date"].split(", ") + [new["date"]]))}
+            "date": ", ".join(dict.fromkeys(old["date"].split(", ") + [new["date"]])),
+            "cpu": ", ".join(dict.fromkeys(old.get("cpu", "-").split(", ") + [new["cpu"]]))}
 
 
 COLUMNS = [("accepted", "accepted"), ("refused", "refused, naming the file"),
@@ -270,8 +271,8 @@ ONLY = {"bypass": "launcher", "target violation": "output"}
 
 
 def table(res):
-    out = ["| reader | inputs | " + " | ".join(h for _, h in COLUMNS) + " | code |",
-           "|---" * (len(COLUMNS) + 3) + "|"]
+    out = ["| reader | inputs | " + " | ".join(h for _, h in COLUMNS) + " | code | machine |",
+           "|---" * (len(COLUMNS) + 4) + "|"]
     for kind, r in res["kinds"].items():
         # a run before the crash column: in-process, where a crash would have ended the bench
         o, cells = {"crash": 0, **r["outcomes"]}, []
@@ -282,15 +283,15 @@ def table(res):
                 cells.append("-")               # a run before this column: not measured
             else:
                 cells.append(f"{o[key]:,}")
-        out.append(f"| {kind} | {r['inputs']:,} | " + " | ".join(cells) + f" | {r.get('code') or '-'} |")
+        out.append(f"| {kind} | {r['inputs']:,} | " + " | ".join(cells) + f" | {r.get('code') or '-'} | {r.get('cpu', '-')} |")
     m = res["machine"]
     out.append(f"\nDamaged inputs of real traces, models, cluster files and Darshan logs, type records, sets "
                f"of models to extrapolate, launcher options and output targets (`bench/fuzzing.py`), each "
                f"through the commands a user runs on it; a hang is {res['seconds']} s in one command, a crash "
                f"a command killed by a signal, over the limits a command that held more than "
                f"{res.get('limit_gib', 2)} GiB of memory or ran out of it (-: not counted in that run); "
-               f"code: a hash of the package's source trees the row was run on (`code_version`). "
-               f"{m['cpu']}, {m['cores']} cores; {m['date']}.")
+               f"code: a hash of the package's source trees the row was run on (`code_version`); "
+               f"machine: its processor ({m['cores']} cores); {m['date']}.")
     return "\n".join(out)
 
 
@@ -317,12 +318,13 @@ def summary(res):
     of = (f"All on one code ({codes.pop()})" if len(codes) == 1 and None not in codes
           else f"Of {len(codes)} versions of the code (docs/security.md)")
     m = res["machine"]
+    cpus = ", ".join(dict.fromkeys(c for r in res["kinds"].values() for c in r.get("cpu", m["cpu"]).split(", ")))
     return (f"{inputs:,} hostile inputs ({each}): "
             f"{plural(total['traceback'], 'traceback')}, {plural(total['hang'], 'hang')}, "
             f"{plural(total['crash'], 'crash', 'es')}, {limits}, "
             f"{plural(total['bypass'], 'bypass', 'es')}, {plural(total['target violation'], 'target violation')}, "
             f"{plural(total['refused without naming the file'], 'refusal')} not naming the file. "
-            f"{of}; {m['cpu']}, {m['cores']} cores; {', '.join(dates)}.")
+            f"{of}; {cpus}, {m['cores']} cores; {', '.join(dates)}.")
 
 
 def publish(res):
@@ -379,7 +381,7 @@ def main():
                               model=MODEL if kind == "space" else model,
                               jobs=args.jobs, memory_gib=args.memory_gib, limit_gib=args.limit_gib,
                               keep=args.keep, first=args.first_seed),
-                   "date": res["machine"]["date"],
+                   "date": res["machine"]["date"], "cpu": res["machine"]["cpu"],
                    # a change to the code during the run makes the row of no one version
                    "code": code if code_version() == code else None}
             res["kinds"][kind] = merged(res["kinds"].get(kind), row) or row
