@@ -156,7 +156,15 @@ def rank_file_rows(ranks):
 def ranks_used(ranks):
     """(the routine indices, the collectivity values) the ranks' operations have."""
     def union(arrays, dtype):
-        return np.unique(np.concatenate([np.unique(a) for a in arrays] or [np.zeros(0, dtype)]))
+        arrays = [a for a in arrays if len(a)]
+        if not arrays:
+            return np.zeros(0, dtype)
+        if min(int(a.min()) for a in arrays) < 0:
+            return np.unique(np.concatenate(arrays))
+        seen = np.zeros(max(int(a.max()) for a in arrays) + 1, bool)    # small values: marks, no sort
+        for a in arrays:
+            seen[a] = True
+        return np.flatnonzero(seen).astype(arrays[0].dtype)
     return (union([r.routine for r in ranks], np.int16), union([r.collective for r in ranks], np.int8))
 
 
@@ -250,10 +258,14 @@ def _extents(path, end):
     """path index -> the highest end among the operations on it."""
     if not len(path):
         return {}
-    u, inv = np.unique(path, return_inverse=True)
-    m = np.full(len(u), -1, np.int64)
-    np.maximum.at(m, inv, end)
-    return dict(zip(u.tolist(), m.tolist()))
+    counts = np.bincount(path)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:           # the common case: no sort
+        return {int(present[0]): int(end.max())}
+    # grouped by path (a stable sort) and reduced a group at a time (ufunc.at is slow)
+    starts = np.concatenate(([0], np.cumsum(counts[present])[:-1]))
+    m = np.maximum.reduceat(end[np.argsort(path, kind="stable")], starts)
+    return dict(zip(present.tolist(), m.tolist()))
 
 
 def _written_and_read(l, is_write, nopens):
@@ -269,6 +281,8 @@ def _written_and_read(l, is_write, nopens):
 def _extents_of(sel, ext_ev, ext_off, ext_len):
     """The extents (contiguous absolute ranges, by event index, sorted) of the
     selected events `sel` (sorted), renumbered to their position in `sel`."""
+    if not len(ext_ev):             # the common case: no open both writes and reads
+        return np.zeros(0, np.intp), ext_off, ext_len
     pos = np.searchsorted(sel, ext_ev)
     hit = pos < len(sel)
     hit[hit] = sel[pos[hit]] == ext_ev[hit]

@@ -26,6 +26,7 @@ Any failure in a worker (a damaged trace above all) sends the analysis back to
 the serial path, which reports it as it always does.
 """
 import collections
+import copy
 import mmap
 import multiprocessing
 import os
@@ -157,6 +158,7 @@ class _Share:
         self.held = None            # kept: the RanksRead, then its bursts (_Bursts)
         self.maps = None            # path and routine maps, clock shifts, fixes, of_path, clock, nroutines
         self.threshold, self.contest, self.numbers = NOT_YET, NOT_YET, None
+        self.busy_spill = None      # the columns the busy ask reads of the table (_spill_busy)
 
     def _read(self):
         origins = []
@@ -179,12 +181,7 @@ class _Share:
         if self.keep:
             self.held = read
         elif self.spill is not None:    # its operations as read, for the passes to come
-            try:
-                with open(self.spill, "wb") as f:
-                    pickle.dump(ranks, f, protocol=5)
-            except OSError:             # no room: the passes read the trace again
-                _remove(self.spill)
-                self.spill = None
+            self.spill = _pickled(self.spill, ranks)    # None (no room): the passes read the trace again
         return ("read", facts, summary)
 
     def _again(self):
@@ -230,6 +227,21 @@ class _Share:
             self.held, self.metas = b, None     # the operations are spent
         return b
 
+    def _spill_busy(self, table):
+        """Keep in the spill directory the few columns of the piece's table
+        that the busy ask reads, so that it does not make the bursts again:
+        one burst pass a piece."""
+        if table is not None and self.spill is not None:
+            part = copy.copy(table)
+            part.b = {f: table.b[f] for f in BUSY_FIELDS}
+            self.busy_spill = _pickled(self.spill + ".busy", part)
+
+    def _busy_table(self):
+        if self.busy_spill is None:
+            return self._bursts().table
+        with open(self.busy_spill, "rb") as f:
+            return pickle.load(f)
+
     def answer(self, msg):
         """The answer to one of the analyzer's messages (None: it wants none)."""
         if self.maps is None:           # pass 1: the job's maps; the answer, the gap values
@@ -264,6 +276,7 @@ class _Share:
             b = self._bursts()
             if not self.keep:           # the numbers now, from the bursts at hand
                 self.numbers = None if b.table is None else _table_numbers(b.table, b.nested)
+                self._spill_busy(b.table)
             sig = None if b.table is None else (b.own["rank"][::b.table.width].tolist(), b.table.keys,
                                                 b.table.kmul)
             return ("bursts", b.counts, sig, b.mixed, b.nested, b.calls, b.busy)
@@ -274,7 +287,7 @@ class _Share:
             return ("numbers", self.numbers)
         if ask == "busy":
             entry, need = msg[1:]
-            table = self._bursts().table
+            table = self._busy_table()
             off = table.s("offset0")
             return ("busy", table.hi(_busy_after_entry(table.s, entry, table.spread)),
                     {p: off[:, table.col[p]] for p in need})
@@ -336,6 +349,17 @@ def serve(conn, blocks, fd, keep):
             shutil.rmtree(spill, ignore_errors=True)
 
 
+def _pickled(path, obj):
+    """`obj` pickled into the file `path`: the path, or None where there is no room."""
+    try:
+        with open(path, "wb") as f:
+            pickle.dump(obj, f, protocol=5)
+        return path
+    except OSError:
+        _remove(path)
+        return None
+
+
 def _remove(path):
     try:
         os.unlink(path)
@@ -392,6 +416,10 @@ def _serve_forked(conn, blocks, fd, keep):
 def _is_done(msg):
     """The analyzer's ("done",), told apart from messages of arrays."""
     return isinstance(msg, tuple) and len(msg) == 1 and isinstance(msg[0], str) and msg[0] == "done"
+
+
+# what the busy ask reads of a table (_busy_after_entry, and the first offsets)
+BUSY_FIELDS = ("t0", "first_end", "collective", "busy", "offset0")
 
 
 # the analyzer's requests a worker answers (the others only tell it something)

@@ -223,52 +223,99 @@ def _where(path):
     return out
 
 
-def _check(value, schema, path):
-    """None if value fits schema, else the problem.  The path to the field is
-    a tuple, turned into text only for the message."""
+def _compile(schema):
+    """A checker of `schema`: check(value, path) -> None if value fits it, else
+    the problem.  The schema's branches are chosen once here, not at each
+    value of a model of thousands of phases.  The path to the field is a
+    tuple, turned into text only for the message."""
     if "anyOf" in schema:
-        if any(_check(value, s, path) is None for s in schema["anyOf"]):
-            return None
-        return f"{_where(path)}: expected {_describe(schema)}, got {_show(value)}"
-    if ("const" in schema and value != schema["const"]) or \
-            ("enum" in schema and value not in schema["enum"]):
-        return f"{_where(path)}: expected {_describe(schema)}, got {_show(value)}"
+        subs = [_compile(s) for s in schema["anyOf"]]
+        desc = _describe(schema)
+
+        def check_any(value, path):
+            if any(c(value, path) is None for c in subs):
+                return None
+            return f"{_where(path)}: expected {desc}, got {_show(value)}"
+        return check_any
+    bad = _bad_value(schema)
+    desc = _describe(schema)
     t = schema.get("type")
-    if t and not _type_ok(value, t) or ("minimum" in schema and value < schema["minimum"]) or \
-            ("maximum" in schema and value > schema["maximum"]) or \
-            (schema.get("pattern") == "ranks" and count_ranks(value) is None):
-        return f"{_where(path)}: expected {_describe(schema)}, got {_show(value)}"
     if t == "object":
-        for k in schema.get("required", ()):
+        return _compile_object(schema, bad, desc)
+    if t == "array" and "items" in schema:
+        return _compile_array(schema, bad, desc)
+
+    def check_value(value, path):
+        return f"{_where(path)}: expected {desc}, got {_show(value)}" if bad(value) else None
+    return check_value
+
+
+def _bad_value(schema):
+    """Whether a value is not of the schema's constant, enum, type, range or
+    rank-list pattern (its fields, not its items or properties)."""
+    has_const, const, enum = "const" in schema, schema.get("const"), schema.get("enum")
+    t, ranks = schema.get("type"), schema.get("pattern") == "ranks"
+    has_lo, lo = "minimum" in schema, schema.get("minimum")
+    has_hi, hi = "maximum" in schema, schema.get("maximum")
+
+    def bad(value):
+        return (has_const and value != const) or (enum is not None and value not in enum) or \
+            (t and not _type_ok(value, t)) or (has_lo and value < lo) or (has_hi and value > hi) or \
+            (ranks and count_ranks(value) is None)
+    return bad
+
+
+def _compile_object(schema, bad, desc):
+    required = tuple(schema.get("required", ()))
+    props = schema.get("properties")
+    subs = [(k, _compile(s)) for k, s in (props or {}).items()]
+    values = _compile(schema["values"]) if "values" in schema else None
+
+    def check_object(value, path):
+        if bad(value):
+            return f"{_where(path)}: expected {desc}, got {_show(value)}"
+        for k in required:
             if k not in value:
                 return f"{_where(path + (k,))}: missing"
-        if "properties" in schema:
+        if props is not None:
             for k in value:
-                if k not in schema["properties"]:
-                    near = difflib.get_close_matches(str(k), list(schema["properties"]), n=1)
+                if k not in props:
+                    near = difflib.get_close_matches(str(k), list(props), n=1)
                     hint = f" (did you mean {near[0]!r}?)" if near else ""
                     return f"{_where(path + (str(k),))}: unknown field{hint}"
-        for k, sub in schema.get("properties", {}).items():
+        for k, check in subs:
             if k in value:
-                err = _check(value[k], sub, path + (k,))
+                err = check(value[k], path + (k,))
                 if err:
                     return err
-        if "values" in schema:
+        if values is not None:
             for k, v in value.items():
-                err = _check(v, schema["values"], path + (k,))
+                err = values(v, path + (k,))
                 if err:
                     return err
-    elif t == "array" and "items" in schema:
-        items = schema["items"]
-        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
-            n = schema.get("minItems", 0), schema.get("maxItems")
+        return None
+    return check_object
+
+
+def _compile_array(schema, bad, desc):
+    items = _compile(schema["items"])
+    least, most = schema.get("minItems", 0), schema.get("maxItems")
+
+    def check_array(value, path):
+        if bad(value):
+            return f"{_where(path)}: expected {desc}, got {_show(value)}"
+        if not least <= len(value) <= (len(value) if most is None else most):
             return f"{_where(path)}: {len(value)} items, expected " + \
-                (f"{n[0]}" if n[0] == n[1] else f"at least {n[0]}")
+                (f"{least}" if least == most else f"at least {least}")
         for i, v in enumerate(value):
-            err = _check(v, items, path + (i,))
+            err = items(v, path + (i,))
             if err:
                 return err
-    return None
+        return None
+    return check_array
+
+
+_CHECK = []     # SCHEMA's checker, compiled at the first validation
 
 
 def validate(model):
@@ -278,7 +325,9 @@ def validate(model):
     if model.get("format") == FORMAT and model.get("version") not in (None, VERSION):
         raise ModelError(f"version: this iomodel reads model format {VERSION}, "
                          f"the file is version {model.get('version')!r}")
-    err = _check(model, SCHEMA, ())
+    if not _CHECK:
+        _CHECK.append(_compile(SCHEMA))
+    err = _CHECK[0](model, ())
     if err:
         raise ModelError(err)
     nfiles = len(model["files"])
