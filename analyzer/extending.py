@@ -7,8 +7,9 @@ pass the file's end is a property of its layout: with every process making
 its k-th write in round k, the processes of a round in rank order, a write
 extends the file when its end passes the file's end before the phase and
 every end before it.  IOR's segmented layout with blocks of k transfers
-extends it with (np + k - 1) / (np k) of its writes (`ior_share`), so the
-replay can match the application's share with its block size.
+extends it with (np + k - 1) / (np k) of its writes (replay/ior.py
+ior_share), so the replay can match the application's share with its block
+size.
 
 A phase's writes come as a matrix, a row a process in rank order and a
 column a round (the k-th write of each), of their ends.  The processes may be
@@ -61,8 +62,26 @@ def lockstep_share(ends, file_end=-1):
     return count_extending(ends, t) / ends.size
 
 
-def ior_share(np_, k):
-    """The share of IOR's writes that extend the file in lockstep, with
-    blocks of k transfers a process and segment: in each segment every
-    process's first write, then only the last process's."""
-    return (np_ + k - 1) / (np_ * k)
+def qualifying(n, shared):
+    """The phases whose share is counted: independent writes of known offsets
+    by several processes to a shared file, each process making as many; and
+    per phase, the file's end before it (the highest end of the file's write
+    phases that started earlier; -1: none).  `n`: the phases' numbers
+    (analyzer/phases.py phase_numbers, with the lowest rank's `first_`)."""
+    group, write, t0, end = n["first_group"], n["first_write"].astype(bool), n["t0"], n["end_hi"]
+    file_end = np.full(len(group), -1, np.int64)
+    for g in np.unique(group[write]).tolist():
+        mine = np.flatnonzero(write & (group == g))
+        order = mine[np.argsort(t0[mine], kind="stable")]
+        highest = np.maximum.accumulate(end[order])
+        before = np.searchsorted(t0[order], t0[order], side="left")   # phases that started earlier
+        file_end[order] = np.where(before > 0, highest[np.maximum(before - 1, 0)], -1)
+    need = write & (n["coll_hi"] == 0) & (n["known"] == 1) & (n["count"] > 1) & shared[group] & \
+        (n["nops_lo"] == n["nops_hi"])
+    return np.flatnonzero(need), file_end
+
+
+def phase_ends(stash, at, nops):
+    """The ends of one phase's writes as processes x rounds: each process's
+    run of `nops` in the stash from `at` (its bursts in rank order)."""
+    return stash[at[:, None] + np.arange(nops)]

@@ -41,13 +41,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.ma  # noqa: F401  np.unique imports it on first use: once here, not once in each worker
 
-from . import collective_splits, memory_bound
+from . import collective_splits, extending, memory_bound
 from . import coverage, reread  # noqa: F401  read_ranks's own imports, likewise before the fork
 from .ops import RanksRead, place_ordered, rank_file_rows, ranks_used, read_ranks
 from .phase_groups import table_of
 from .phases import (BURST_DTYPES, BURST_FIELDS, BURST_KEY_FIELDS, FIRSTS, MERGE, NUMBERS, _agg, _burst_key,
                      _busy_after_entry, _merge_calls, metadata_ops, phase_numbers, rank_burst_count,
-                     rank_gap_values, rank_reduce, rank_wishes)
+                     rank_gap_values, rank_reduce, rank_wishes, STASH_KEY_FIELDS, stash_starts)
 from .trace import SAME_CLOCK_MAX_S
 from .tracefile import read_rank_file
 
@@ -158,7 +158,9 @@ class _Share:
         self.held = None            # kept: the RanksRead, then its bursts (_Bursts)
         self.maps = None            # path and routine maps, clock shifts, fixes, of_path, clock, nroutines
         self.threshold, self.contest, self.numbers = NOT_YET, NOT_YET, None
-        self.busy_spill = None      # the columns the busy ask reads of the table (_spill_busy)
+        self.busy_spill = None      # what the busy, rounds and extending asks read of the table (_spill_busy)
+        self.shared = None          # which file groups are shared (the writes' ends kept of them)
+        self.rounds = None          # {phase: its writes' ends}, between the rounds and extending asks
 
     def _read(self):
         origins = []
@@ -221,24 +223,34 @@ class _Share:
             return self.held
         ranks, metas = self._ranks()
         of_path, clock, nroutines = self.maps[4:]
-        b = _Bursts(*_own_bursts(ranks, metas, of_path, clock, self.threshold, nroutines, self.contest),
-                    nroutines)
+        b = _Bursts(*_own_bursts(ranks, metas, of_path, clock, self.threshold, nroutines, self.contest,
+                                 self.shared), nroutines)
         if self.keep:
             self.held, self.metas = b, None     # the operations are spent
         return b
 
-    def _spill_busy(self, table):
+    def _spill_busy(self, b):
         """Keep in the spill directory the few columns of the piece's table
-        that the busy ask reads, so that it does not make the bursts again:
-        one burst pass a piece."""
-        if table is not None and self.spill is not None:
-            part = copy.copy(table)
-            part.b = {f: table.b[f] for f in BUSY_FIELDS}
+        that the busy ask reads, and its stash of writes' ends with where each
+        burst's starts (the rounds ask's), so that they do not make the bursts
+        again: one burst pass a piece."""
+        if b.table is not None and self.spill is not None:
+            part = copy.copy(b.table)
+            part.b = {f: b.table.b[f] for f in BUSY_FIELDS}
+            part.stash, part.stash_at = b.stash, self._stash_at(b)
             self.busy_spill = _pickled(self.spill + ".busy", part)
 
+    def _stash_at(self, b):
+        return stash_starts({f: b.own[f] for f in STASH_KEY_FIELDS}, self.shared)[0]
+
     def _busy_table(self):
+        """The piece's table (kept, or made again) with its stash and where
+        each burst's writes' ends start in it (stash, stash_at)."""
         if self.busy_spill is None:
-            return self._bursts().table
+            b = self._bursts()
+            table = copy.copy(b.table)
+            table.stash, table.stash_at = b.stash, self._stash_at(b)
+            return table
         with open(self.busy_spill, "rb") as f:
             return pickle.load(f)
 
@@ -272,11 +284,11 @@ class _Share:
                     tally.add(*rank_wishes(r, m, of_path, self.threshold, nroutines))
             return ("wishes", tally.result())
         if ask == "contest":
-            self.contest = msg[1]
+            self.contest, self.shared = msg[1:]
             b = self._bursts()
             if not self.keep:           # the numbers now, from the bursts at hand
                 self.numbers = None if b.table is None else _table_numbers(b.table, b.nested)
-                self._spill_busy(b.table)
+                self._spill_busy(b)
             sig = None if b.table is None else (b.own["rank"][::b.table.width].tolist(), b.table.keys,
                                                 b.table.kmul)
             return ("bursts", b.counts, sig, b.mixed, b.nested, b.calls, b.busy)
@@ -291,6 +303,14 @@ class _Share:
             off = table.s("offset0")
             return ("busy", table.hi(_busy_after_entry(table.s, entry, table.spread)),
                     {p: off[:, table.col[p]] for p in need})
+        if ask == "rounds":             # the phases' writes' ends, and each round's highest of them
+            t = self._busy_table()
+            self.rounds = {p: extending.phase_ends(t.stash, t.stash_at[t.sel(p)], nops) for p, nops in msg[1]}
+            return ("rounds", {p: extending.round_maxima(e) for p, e in self.rounds.items()})
+        if ask == "extending":          # how many extend the file, from the piece's thresholds
+            counts = {p: extending.count_extending(self.rounds[p], t) for p, t in msg[1].items()}
+            self.rounds = None
+            return ("extending", counts)
         if ask == "columns":
             b = self._bursts()
             own, counts = b.own, b.counts
@@ -311,9 +331,10 @@ class _Bursts:
     """A piece's bursts in rank order (_own_bursts) and their table where
     every rank of it has the same sequence (analyzer/phase_groups.py)."""
 
-    def __init__(self, own, counts, mixed, nested, calls, busy, nroutines):
+    def __init__(self, own, counts, mixed, nested, calls, busy, stash, nroutines):
         self.own, self.counts, self.mixed, self.nested, self.calls, self.busy = own, counts, mixed, nested, \
             calls, busy
+        self.stash = stash          # the ends of the independent writes to shared files (rank_bursts)
         self.table = table_of(own, lambda c: _burst_key(c, nroutines), BURST_KEY_FIELDS) \
             if len(own["rank"]) else None
 
@@ -423,7 +444,7 @@ BUSY_FIELDS = ("t0", "first_end", "collective", "busy", "offset0")
 
 
 # the analyzer's requests a worker answers (the others only tell it something)
-_ASKS = {"wishes", "contest", "numbers", "busy", "columns"}
+_ASKS = {"wishes", "contest", "numbers", "busy", "rounds", "extending", "columns"}
 
 
 def _asks(msg):
@@ -433,19 +454,20 @@ def _asks(msg):
     return isinstance(msg, tuple) and len(msg) == 7      # the maps of pass 1: answered with its gaps
 
 
-def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines, contest):
+def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines, contest, shared):
     """A worker's ranks reduced to bursts, in rank order, in its own memory
     (anonymous memory, which gets huge pages, unlike memory shared with the
     analyzer: 4 KiB pages faulted in one by one); with (rank, bursts) of each
     rank, the request sizes and nested strides by burst index, the collective
-    calls and (rank, time inside its data calls) of each rank."""
+    calls, (rank, time inside its data calls) of each rank and the stash of the
+    ends of its independent writes to shared files (phases.rank_bursts)."""
     # counted first, so that the arrays are of the bursts' own size (arrays of
     # the worst case, one burst an operation, would keep a huge page at the end
     # of each column) and no copy joins the ranks' bursts
     total = sum(rank_burst_count(r, m, of_path, clock, threshold, None, contest, nroutines)
                 for r, m in zip(ranks, metas) if len(r))
     own = {f: np.empty(total, t) for f, t in BURST_DTYPES.items()}
-    counts, mixed, nested, calls, busy = [], {}, {}, None, []
+    counts, mixed, nested, calls, busy, stash = [], {}, {}, None, [], []
     at = 0
     for i in sorted(range(len(ranks)), key=lambda i: ranks[i].rank):
         r = ranks[i]
@@ -453,7 +475,9 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines, contest):
         if not len(r):
             counts.append((r.rank, 0))
             continue
-        b, m, nst, c, t = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines, None, contest)
+        b, m, nst, c, t, ends = rank_reduce(r, metas[i], of_path, clock, threshold, nroutines, None, contest,
+                                            shared)
+        stash.append(ends)
         n = len(b["rank"])
         for f in BURST_FIELDS:
             own[f][at:at + n] = b[f]
@@ -465,7 +489,7 @@ def _own_bursts(ranks, metas, of_path, clock, threshold, nroutines, contest):
         at += n
     own["mixed"] = np.zeros(at, bool)
     own["mixed"][list(mixed)] = True
-    return own, counts, mixed, nested, calls, busy
+    return own, counts, mixed, nested, calls, busy, np.concatenate(stash or [np.zeros(0, np.int64)])
 
 
 def _table_numbers(table, nested):
@@ -765,7 +789,7 @@ class RankWorkers:
             tally.add_counts(*self._recv(c, "wishes")[0])
         return tally.result()
 
-    def bursts(self, threshold, contest=None, lower=None):
+    def bursts(self, threshold, contest=None, lower=None, shared=None):
         """Pass 2 in the workers, with the collective splits their
         communicators decided (`contest`): (merged, columns, calls, in_calls, mixed,
         nested).  Where every process has the same sequence of bursts (a
@@ -774,11 +798,13 @@ class RankWorkers:
         is None and columns holds all ranks' bursts in rank order (in shared
         memory), mixed and nested their request sizes and nested strides by
         burst index.  calls: the collective calls; in_calls: each rank's time
-        inside its data calls, in rank order."""
+        inside its data calls, in rank order.  `shared`: which file groups
+        are shared (their independent writes' ends are kept, for the writes
+        that extend the file: Merged.extending)."""
         for c in self.conns:
             if not self.threshold_sent:
                 c.send(threshold)
-            c.send(("contest", contest))
+            c.send(("contest", contest, shared))
         got = [self._recv(c, "bursts") for c in self.conns]
         calls, busy = None, []
         for g in got:           # counts, table signature, mixed, nested, calls, busy
@@ -786,7 +812,7 @@ class RankWorkers:
             busy += g[5]
         in_calls = [t for _, t in sorted(busy)]
         try:
-            merged = None if lower else self._merged([g[1] for g in got])
+            merged = None if lower else self._merged([g[1] for g in got], shared)
             if merged is not None:
                 return merged, None, calls, in_calls, {}, {}
             return (None, self._columns([g[0] for g in got]), calls, in_calls,
@@ -798,7 +824,7 @@ class RankWorkers:
                 except OSError:     # that worker is gone (WorkerFailed says why)
                     pass
 
-    def _merged(self, sigs):
+    def _merged(self, sigs, shared):
         """The phases' numbers merged from the workers' tables, or None where
         the job's bursts are no table or a phase's processes differ."""
         if not sigs or any(s is None for s in sigs):
@@ -827,7 +853,26 @@ class RankWorkers:
         starts = {p: np.concatenate([a[1][p] for a in answers]) for p in need}
         nests = [x[0] if all(y == x[0] for y in x) and x[0] != DIFFERENT else None
                  for x in zip(*(nst for _, nst, _ in parts))]
-        return Merged(n, keys, kmul, parts[0][2], np.array(rows), nests, starts)
+        merged = Merged(n, keys, kmul, parts[0][2], np.array(rows), nests, starts)
+        merged.extending = self._extending(n, shared)
+        return merged
+
+    def _extending(self, n, shared):
+        """{phase: how many of its writes extend the file in lockstep}
+        (analyzer/extending.py): the workers' rounds' maxima, in rank order,
+        give each its thresholds, and each counts its own."""
+        need, file_end = extending.qualifying(n, shared)
+        if not len(need):
+            return {}
+        ask = [(p, int(n["nops_lo"][p])) for p in need.tolist()]
+        for c in self.conns:
+            c.send(("rounds", ask))
+        maxima = [self._recv(c, "rounds")[0] for c in self.conns]
+        thresholds = {p: extending.block_thresholds(int(file_end[p]), [m[p] for m in maxima]) for p, _ in ask}
+        for i, c in enumerate(self.conns):
+            c.send(("extending", {p: t[i] for p, t in thresholds.items()}))
+        counts = [self._recv(c, "extending")[0] for c in self.conns]
+        return {p: sum(x[p] for x in counts) for p, _ in ask}
 
     def _columns(self, counts):
         """The workers' bursts written into the shared memory, each rank's at
@@ -889,6 +934,7 @@ class Merged:
         self.numbers, self.keys, self.kmul, self.edges = numbers, keys, kmul, edges
         self.nph = len(keys)
         self.rows, self.nests, self.starts = ranks, nests, starts
+        self.extending = {}     # {phase: writes that extend the file} (Workers._extending)
 
     def detail(self, p):
         return _MergedBursts(self, p)

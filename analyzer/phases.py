@@ -16,8 +16,8 @@ import numpy as np
 import iomodel
 from iomodel.models import FORMAT, VERSION, find_runs, format_ranks, validate
 
-from . import collective_splits
-from .phase_groups import MAX_DENSE_CELLS, group_bursts
+from . import collective_splits, extending
+from .phase_groups import MAX_DENSE_CELLS, Table, group_bursts
 from .trace import interface
 
 DEFAULT_COMM_GAP = 8        # one group of counts: this many calls still join a burst
@@ -293,6 +293,7 @@ BURST_DTYPES = {
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "idle": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
     "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_, "meta": np.bool_,
+    "end_max": np.int64,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -324,11 +325,13 @@ def _idle(t0, t1, starts):
     return np.add.reduceat(gap, starts)
 
 
-def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
-    """Step 2 on one rank: its bursts as arrays (BURST_FIELDS), and the
-    request sizes of its bursts of several sizes ({index: tuple}).  `key` is
-    (file group, operation, routine) and `k` the burst's place among the
-    rank's bursts with that key (step 3 joins the k-th ones of every rank)."""
+def rank_bursts(r, group, same, gap, clock, nroutines, meta=False, shared=None):
+    """Step 2 on one rank: its bursts as arrays (BURST_FIELDS), the request
+    sizes of its bursts of several sizes ({index: tuple}), their nests of
+    strides, and the ends of the writes of its `stashed` bursts (one after
+    the other, in burst order; `shared`: which file groups are shared).
+    `key` is (file group, operation, routine) and `k` the burst's place among
+    the rank's bursts with that key (step 3 joins the k-th ones of every rank)."""
     n = len(r)
     starts = np.flatnonzero(~same)
     length = np.diff(np.append(starts, n))
@@ -357,6 +360,8 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
         "npieces": np.add.reduceat(r.pieces.astype(np.int64), starts),
         "pieces_unknown": np.maximum.reduceat(r.pieces == 0, starts),
         "known": _all(off >= 0, starts),
+        # the highest end the burst's operations reach (-1: none known)
+        "end_max": np.maximum.reduceat(np.where(off >= 0, off + size, -1), starts),
     }
     # the rank synced the file (fsync, MPI_File_sync) after the burst's last write
     b["synced"] = r.synced[last] if r.synced is not None else np.zeros(len(starts), bool)
@@ -418,25 +423,53 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False):
     b["gap_s"] = b["t0"] - np.r_[0.0, b["t1"][:-1]]
     lc1 = r.lclock[last].astype(np.int64)
     b["gap_comm"] = (b["lc0"] - np.r_[0, lc1[:-1]]) % 2**32 if clock else np.full(len(key), -1)
-    return b, mixed, nested
+    ends = (off + size)[np.repeat(stashed(b, shared), length)] if shared is not None else None
+    return b, mixed, nested, ends
 
 
-def _in_rank_order(cut):
+def stashed(b, shared):
+    """Which of the bursts `b` keep their writes' ends, for the share of a
+    phase's writes that extend their file (analyzer/extending.py): the
+    independent writes of known offsets to a shared file."""
+    return b["write"] & (b["collective"] == 0) & b["known"] & shared[b["group"]]
+
+
+def stash_starts(b, shared):
+    """Where each burst's writes' ends start in the stash of the bursts `b`
+    (-1: none kept), and how many a burst has."""
+    n = b["rep"].astype(np.int64) * b["iop"]
+    kept = stashed(b, shared)
+    at = np.cumsum(np.where(kept, n, 0)) - np.where(kept, n, 0)
+    return np.where(kept, at, -1), n
+
+
+def _in_rank_order(cut, shared=None):
     """The bursts of a rank's parts (_parts) as one set, in the order of their
-    first operations: [(bursts, mixed, nested, first op)] -> (bursts, mixed, nested)."""
+    first operations: [(bursts, mixed, nested, first op, stash)] -> (bursts,
+    mixed, nested, stash)."""
     if len(cut) == 1:
-        return cut[0][:3]
+        return cut[0][:3] + (cut[0][4],)
     order = np.argsort(np.concatenate([c[3] for c in cut]), kind="stable")
     where = np.empty(len(order), np.int64)
     where[order] = np.arange(len(order))
     b, mixed, nested, base = {}, {}, {}, 0
     for f in BURST_FIELDS:
         b[f] = np.concatenate([c[0][f] for c in cut])[order]
-    for _, m, nst, first in cut:
+    for _, m, nst, first, _ in cut:
         mixed.update({int(where[base + k]): v for k, v in m.items()})
         nested.update({int(where[base + k]): v for k, v in nst.items()})
         base += len(first)
-    return b, mixed, nested
+    ends = None
+    if shared is not None:          # each burst's run of the stash, moved with it
+        at, n = stash_starts({f: np.concatenate([c[0][f] for c in cut]) for f in STASH_KEY_FIELDS}, shared)
+        flat = np.concatenate([c[4] for c in cut])
+        at, n = at[order], np.where(at[order] >= 0, n[order], 0)
+        ends = flat[np.repeat(at - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+    return b, mixed, nested, ends
+
+
+# what stash_starts reads of a burst
+STASH_KEY_FIELDS = ("write", "collective", "known", "group", "rep", "iop")
 
 
 def stride_levels(o):
@@ -560,18 +593,19 @@ def rank_burst_count(r, meta, of_path, clock, threshold, vote=None, contest=None
                for *_, same in _cuts(r, meta, of_path, clock, threshold, vote, contest, nroutines))
 
 
-def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None, contest=None):
+def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None, contest=None, shared=None):
     """Pass 2 on one rank: its bursts (BURST_FIELDS, in call order), their
     request sizes and nested strides by burst index, its collective calls
-    (_collective_calls) and its time inside its data calls."""
+    (_collective_calls), its time inside its data calls and, with `shared`
+    (which file groups are shared), the stash of its writes' ends (rank_bursts)."""
     cut, calls = [], None
     for part, is_meta, idx, g, gap, same in _cuts(r, meta, of_path, clock, threshold, vote, contest,
                                                   nroutines):
-        b, m, nst = rank_bursts(part, g, same, gap, clock, nroutines, is_meta)
+        b, m, nst, ends = rank_bursts(part, g, same, gap, clock, nroutines, is_meta, shared)
         calls = _merge_calls(calls, _collective_calls(part, b, nroutines))
         first = np.flatnonzero(~same)
-        cut.append((b, m, nst, idx[first] if idx is not None else first))
-    b, m, nst = _in_rank_order(cut)
+        cut.append((b, m, nst, idx[first] if idx is not None else first, ends))
+    b, m, nst, ends = _in_rank_order(cut, shared)
     if len(cut) > 1:        # parts interleave: the gap before a burst is since the rank's last operation
         first = np.sort(np.concatenate([c[3] for c in cut]))
         before = np.maximum.accumulate(r.t_end)
@@ -579,7 +613,7 @@ def rank_reduce(r, meta, of_path, clock, threshold, nroutines, vote=None, contes
         if clock:
             b["gap_comm"] = np.where(first > 0, (r.lclock[first].astype(np.int64)
                                                  - r.lclock[np.maximum(first - 1, 0)]) % 2**32, b["lc0"])
-    return b, m, nst, calls, float(np.maximum(r.t_end - r.t_start, 0.0).sum())
+    return b, m, nst, calls, float(np.maximum(r.t_end - r.t_start, 0.0).sum()), ends
 
 
 def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=None):
@@ -628,10 +662,11 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
             tallied = tally.result()
         contest = collective_splits.contested(tallied)
     lower = _lower_layer(ops, of_path)
-    merged = None
+    merged, stash = None, []
+    shared = np.array([not g["unique"] for g in groups] or [False], bool)
     if workers is not None:
-        merged, bursts, calls, in_calls, mixed, nested = workers.bursts(threshold, contest, lower)
-        base = len(bursts["rank"]) if merged is None else 0
+        merged, bursts, calls, in_calls, mixed, nested = workers.bursts(threshold, contest, lower, shared)
+        base, stash = (len(bursts["rank"]) if merged is None else 0), None
     else:
         # pass 2: bursts, a rank at a time, into arrays sized for the worst case
         # (one burst an operation): pages never written are never resident
@@ -642,10 +677,11 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         for i in range(len(ops.ranks)):
             r = ops.ranks[i]
             if len(r):
-                b, m, nst, c, busy = rank_reduce(r, meta_of.pop(i, None), of_path, clock, threshold,
-                                                 nroutines, votes[i] if votes is not None else None,
-                                                 contest)
+                b, m, nst, c, busy, ends = rank_reduce(r, meta_of.pop(i, None), of_path, clock, threshold,
+                                                       nroutines, votes[i] if votes is not None else None,
+                                                       contest, shared)
                 in_calls.append(busy)
+                stash.append(ends)
                 calls = _merge_calls(calls, c)
                 n = len(b["rank"])
                 for f in BURST_FIELDS:
@@ -663,8 +699,11 @@ def build_model(ops, max_comm_gap=None, max_idle_s=None, consume=False, workers=
         bursts = {f: a[:base] for f, a in bursts.items()}
         bursts["mixed"] = np.zeros(base, bool)
         bursts["mixed"][list(mixed)] = True
+    if stash is not None:
+        stash = np.concatenate(stash or [np.zeros(0, np.int64)])
     phases, order = _phases(ops, bursts, mixed, calls, nested, lower, clock,
-                            threads=workers.jobs if workers is not None else 1, merged=merged)
+                            threads=workers.jobs if workers is not None else 1, merged=merged,
+                            stash=(stash, shared))
     del bursts, calls
     for ph in phases:
         if groups[ph["file"]]["unique"]:
@@ -831,6 +870,7 @@ NUMBERS = {
     # the longest a process computed between the phase's operations
     "compute": ("hi", "idle"),
     "nops_lo": ("lo", None), "nops_hi": ("hi", None),   # operations a burst: its pattern, rep times
+    "end_hi": ("hi", "end_max"),
 }
 MERGE = {"lo": np.minimum, "hi": np.maximum, "add": np.add}
 FIRSTS = ("group", "write", "called", "first_size", "rep", "buffer_offset")   # the lowest rank's
@@ -890,7 +930,8 @@ class PhaseBursts:
         return self.b["busy"][self.sel]
 
 
-def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, threads=1, merged=None):
+def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, threads=1, merged=None,
+            stash=(None, None)):
     """Step 3: the k-th bursts with one key (file group, operation, routine)
     of all processes are one phase.  Its numbers are per-phase reductions of
     the bursts grouped by phase (analyzer/phase_groups.py); only phases whose
@@ -900,9 +941,12 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
     clock where the processes differ (align_by_clock).  `threads`: how many
     sort the bursts by phase, where they must be sorted.  `merged`: the
     numbers already reduced by the workers (analyzer/parallel.py), in place
-    of the bursts."""
+    of the bursts.  `stash`: the ends of the bursts' independent writes to
+    shared files (rank_bursts) and which file groups are shared, for the
+    writes that extend their file (extending_writes)."""
     if merged is not None:
         grp, n, detail = merged, merged.numbers, merged.detail
+        extending = merged.extending
     else:
         if not len(b["rank"]):
             return [], []
@@ -915,10 +959,13 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
         n["affine"], n["per_rank"] = grp.affine(grp.s("offset0"))
         n.update({"first_" + g: grp.first(g) for g in FIRSTS})
         detail = lambda p: PhaseBursts(grp.b, grp.sel(p), mixed, nested)  # noqa: E731
+        extending = _extending_in_table(grp, n, *stash) if isinstance(grp, Table) and not lower else {}
     agg = _agg(n)
     agg["busy"], agg["early"], agg["skew"] = _collective_busy(agg, calls, grp.keys, grp.kmul)
     cols = {k: v.tolist() for k, v in agg.items()}
     out = [_phase(ops, p, detail, cols, lower or {}) for p in range(grp.nph)]
+    for p, count in extending.items():
+        out[p]["extending_writes"] = count
     # number the phases: in the order every process met them, then by first start
     edges = grp.edges
     position = _phase_order(out, edges)
@@ -926,6 +973,24 @@ def _phases(ops, b, mixed, calls=None, nested=None, lower=None, clock=False, thr
         p["id"] = position[i] + 1
     out.sort(key=lambda p: p["id"])
     return out, sorted([position[x] + 1, position[y] + 1] for x, y in edges)
+
+
+def _extending_in_table(table, n, stash, shared):
+    """{phase: how many of its writes extend the file in lockstep} of the
+    phases that qualify (extending.qualifying), where every process has the
+    same bursts (a Table, as the workers' Merged); {} without a stash."""
+    if stash is None or not _agg(n)["uniform"].all():
+        return {}
+    need, file_end = extending.qualifying(n, shared)
+    if not len(need):
+        return {}
+    at, _ = stash_starts({f: table.b[f] for f in STASH_KEY_FIELDS}, shared)
+    out = {}
+    for p in need.tolist():
+        ends = extending.phase_ends(stash, at[table.sel(p)], int(n["nops_lo"][p]))
+        out[p] = extending.count_extending(ends, extending.block_thresholds(
+            int(file_end[p]), [extending.round_maxima(ends)])[0])
+    return out
 
 
 BURST_KEY_FIELDS = ("group", "write", "routine", "solo", "meta", "collective")

@@ -152,6 +152,8 @@ SCHEMA = {
                                                    "time_s": _NULL_OR(_NUM),
                                                    "others_time_s": _NULL_OR(_NUM)}},
                     "reread_bytes": _INT,
+                    # of its writes, how many extend the file in lockstep (analyzer/extending.py)
+                    "extending_writes": _INT,
                     "synced": _BOOL,
                     "own_open": _BOOL,
                     "metadata": _BOOL,
@@ -353,6 +355,11 @@ def validate(model):
             raise ModelError(f"{w}.weight: {p['weight']} is not np * rs * rep = "
                              f"{p['np'] * p['rs'] * p['rep']}")
         _check_sizes(p, w)
+        if "extending_writes" in p and (p["operation"] != "write" or
+                                        p["extending_writes"] > p["np"] * p["iop"] * p["rep"]):
+            raise ModelError(f"{w}.extending_writes: only a write phase's, at most its writes "
+                             f"({p['np'] * p['iop'] * p['rep']}), got {p['extending_writes']} in a "
+                             f"{p['operation']} phase")
         if "reread_bytes" in p and (p["operation"] != "read" or p["reread_bytes"] > p["weight"]):
             raise ModelError(f"{w}.reread_bytes: only a read phase rereads, at most its weight "
                              f"({p['weight']}), got {p['reread_bytes']} in a {p['operation']} phase")

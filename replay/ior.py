@@ -195,6 +195,43 @@ def _block_run(chunk):
     return run if all(q["rep"] % run == 0 for q in chunk) else 1
 
 
+def ior_share(np_, k):
+    """The share of IOR's writes that extend the file when its processes go in
+    lockstep (round j: each process's j-th transfer, in rank order), with
+    blocks of k transfers a process and segment: in each segment every
+    process's first transfer, then only the last process's."""
+    return (np_ + k - 1) / (np_ * k)
+
+
+def _divisors(n):
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _extending_run(chunk, run, shared, notes):
+    """Transfers a block that give IOR's writes the application's share of
+    writes that extend the file in lockstep (the phases' extending_writes),
+    where it has one (independent writes of one size by several processes
+    to a shared file): the block of the nearest share among those that
+    divide the process's transfers, the nest's own block on a tie.  On
+    storage that commits a file's new size before such a write returns (a
+    journal mounted sync), the share sets what small writes cost."""
+    p = chunk[0]
+    n = p["np"]
+    if not shared or n < 2 or p["operation"] != "write" or p.get("collective") or p.get("rs_groups") \
+            or any(q["iop"] != 1 or "extending_writes" not in q for q in chunk):
+        return run
+    total = sum(q["rep"] for q in chunk)
+    share = sum(q["extending_writes"] for q in chunk) / (n * total)
+    k = min(_divisors(total), key=lambda d: (abs(ior_share(n, d) - share), abs(d - run)))
+    if k != run:
+        notes.append(f"The application's writes extend the file with {share:.1%} of them when its processes "
+                     f"go in lockstep (extending_writes), IOR's blocks of {run} transfer{'s' if run > 1 else ''} "
+                     f"with {ior_share(n, run):.1%}: blocks of {k} transfers a process and segment, which "
+                     f"extend it with {ior_share(n, k):.1%}.")
+    return k
+
+
 def _blocks_read(p, block, shared):
     """The block of its segment each process of a shared file's phase reads,
     counted in blocks from the phase's first byte, where some read a block
@@ -208,8 +245,9 @@ def _blocks_read(p, block, shared):
     return whose if whose != list(range(n)) else None
 
 
-def _layout_notes(model, chunk, shared, notes, others=False):
-    """Sentences for what IOR's segmented layout does not reproduce."""
+def _layout_notes(model, chunk, shared, notes, others=False, run=None):
+    """Sentences for what IOR's segmented layout does not reproduce (`run`:
+    its transfers a block of a strided run, when not the nest's)."""
     p = chunk[0]
     off = p["offsets"]
     n, rs, rep, mode = p["np"], p["rs"], p["rep"], p["access_mode"]
@@ -228,7 +266,7 @@ def _layout_notes(model, chunk, shared, notes, others=False):
     if mode == "random":
         return
     # file bytes of one IOR segment: what separates a process's consecutive segments
-    run = _block_run(chunk)
+    run = _block_run(chunk) if run is None else run
     block = run * rs if mode == "strided" else rep * rs
     per_seg = block * (n if shared else 1)
     if shared and n > 1:
@@ -324,7 +362,7 @@ def _invocation(model, chunk, workdir, defeat):
 
     t0 = _transfer_wanted(p, notes)
     if mode == "strided":                   # in order: one block of `run` transfers a segment
-        run = _block_run(chunk)
+        run = _extending_run(chunk, _block_run(chunk), shared, notes)
         segments, b0 = total_rep // run, run * rs
     else:                                   # sequential, random: one segment per phase
         segments, b0 = len(chunk), rep * rs
@@ -387,7 +425,7 @@ def _invocation(model, chunk, workdir, defeat):
         else:
             flags.append("-C")
 
-    _layout_notes(model, chunk, shared, notes, others is not None)
+    _layout_notes(model, chunk, shared, notes, others is not None, run if mode == "strided" else None)
 
     weight = sum(q["weight"] for q in chunk)
     moved = n * segments * b

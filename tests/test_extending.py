@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from iomodel.analyzer.extending import (block_thresholds, count_extending, ior_share, lockstep_share,
-                                        round_maxima)
+from iomodel.analyzer.extending import block_thresholds, count_extending, lockstep_share, round_maxima
+from iomodel.replay.ior import ior_share
 
 
 def ior_ends(np_, k, segments, t=8):

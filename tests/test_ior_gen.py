@@ -258,6 +258,34 @@ def test_nested_strides_with_a_contiguous_innermost_level_are_iors_blocks():
                                   "of 4 transfers, 1048576 B apart."]
 
 
+def test_blocks_that_extend_the_file_as_the_application_did():
+    # BT-IO simple S's dumps (tests/programs/bt_simple.c at 4 processes): 3 phases of 72
+    # independent 240-byte writes a process, 120 of each dump's 288 extending the file in
+    # lockstep (41.7%).  216 transfers a process: blocks of 4 extend it with (4 + 3) / 16 =
+    # 43.75%, the nearest of the divisors' shares (6: 9 / 24 = 37.5%; 3: 6 / 12 = 50%)
+    phases = [make_phase(i, rs=240, rep=72, stride=None, per_rank=None, collective=False,
+                         routine="MPI_File_write_at", starts=[0, 240, 2880, 3120], first=(i - 1) * 69120)
+              for i in (1, 2, 3)]
+    for p in phases:
+        p["extending_writes"] = 120
+    inv = only(make_model(phases))
+    assert (inv.segments, inv.block, inv.transfer, inv.collective) == (54, 960, 240, False)
+    assert inv.bytes == inv.weight == 3 * 4 * 72 * 240
+    assert "The application's writes extend the file with 41.7% of them when its processes go in lockstep " \
+           "(extending_writes), IOR's blocks of 1 transfer with 100.0%: blocks of 4 transfers a process and " \
+           "segment, which extend it with 43.8%." in inv.approximations
+    # every write extending the file: IOR's own layout, one transfer a block, nothing said
+    for p in phases:
+        p["extending_writes"] = 288
+    inv = only(make_model(phases))
+    assert (inv.segments, inv.block) == (216, 240)
+    assert not any("lockstep" in a for a in inv.approximations)
+    # collective writes (two-phase I/O writes whole stripes): the share is not used
+    for p in phases:
+        p["extending_writes"], p["collective"], p["routine"] = 120, True, "MPI_File_write_at_all"
+    assert (only(make_model(phases)).block) == 240
+
+
 def test_strided_run_total_repetitions():
     # BT-IO's shape: identical phases of rep 1, one dump after the other
     phases = [make_phase(i, first=(i - 1) * 4 * MIB) for i in range(1, 6)]

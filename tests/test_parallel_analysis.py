@@ -262,3 +262,24 @@ def test_ranks_split_by_bytes(tmp_path):
     assert split_sources(files, 2) == [files[:4], files[4:]]
     assert split_sources(files, 3) == [files[:3], files[3:4], files[4:]]
     assert split_sources(files, 7) == [[f] for f in files]
+
+
+def test_writes_that_extend_the_file_in_lockstep(traced):
+    """bt_simple (NAS BT-IO simple's multipartition), 12^3 points of 40 B, 3
+    dumps, 4 ranks (q 2: two cells of 6^3 points each): each dump is 72 rows
+    of 240 B per process.  In lockstep, round k holds each process's k-th row.
+    Cell 0 (z 0-5): ranks 0 and 1 write the two halves of row (z, y), ranks 2
+    and 3 of row (z, y + 6); at a new z all four rows pass the file's end,
+    else only ranks 2 and 3's: 6 x (4 + 5 x 2) = 84.  Cell 1 (z 6-11): rank 0
+    writes the second half of row (z, y + 6), the last byte of the round,
+    rank 1 its first half, ranks 2 and 3 row (z, y): only rank 0's passes the
+    end, 36.  So 120 of each dump's 288 writes, each dump past the one before;
+    the read-back has none.  Workers (rounds' maxima in rank order) and pieces
+    count the same."""
+    run = traced("bt_simple", 4)
+    serial = analyze(run.trace_dir, jobs=1)
+    got = [(p["operation"], p["np"], p["rep"], p.get("extending_writes")) for p in serial["phases"]]
+    assert got == [("write", 4, 72, 120)] * 3 + [("read", 4, 216, None)]
+    for jobs in (2, 3, 4):
+        assert in_workers(run.trace_dir, jobs) == serial
+    in_pieces(run.trace_dir, serial)
