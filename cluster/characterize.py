@@ -51,6 +51,8 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     point["piece"], each transfer through a view of pieces (builtin backend).
     file_cap: at most so many bytes per file of a file-per-process point (when
     rs fits); place(path, np) -> path: the name of such a point's files.
+    point["block_transfers"] k: each process writes blocks of k transfers a
+    segment (IOR's -b k * rs), its operations rounded down to a multiple of k.
     job_np: a shared independent point of fewer processes runs in a job of so many,
     the others holding the file open with them (`idle_openers_job`)."""
     rs, n = point["rs"], point["np"]
@@ -66,15 +68,19 @@ def invocation(point, workdir, target_bytes, defeat_page_cache=False, segments=N
     # -z needs a block of several transfers), as a random phase's replay has them
     shuffle = ["-z"] if point.get("random") and segments > 1 else []
     api = point.get("api") or "MPIIO"
+    k = point.get("block_transfers") or 1
+    if k > 1 and not shuffle:
+        segments = max(1, segments // k)        # IOR's segments of a block of k transfers each
     name = sanitize(f"iomodel.sweep.{point['access_type']}.{'c' if point['collective'] else 'i'}"
                     f".{n}.{rs}.{segments}" + (f".p{piece}" if piece else "")
                     + (f".o{boff}" if boff else "") + (f".k{point['think_s']:g}" if think else "")
-                    + (".z" if shuffle else "") + (f".{api.lower()}" if api != "MPIIO" else ""))
+                    + (".z" if shuffle else "") + (f".{api.lower()}" if api != "MPIIO" else "")
+                    + (f".b{k}" if k > 1 and not shuffle else ""))
     test_file = f"{workdir.rstrip('/')}/{name}"
     if unique and place is not None:
         test_file = place(test_file, n)
     common = dict(phase_ids=[0], np=n, api=api, segments=1 if shuffle else segments,
-                  block=rs * segments if shuffle else rs, transfer=rs,
+                  block=rs * segments if shuffle else rs * k, transfer=rs,
                   file_per_proc=unique, collective=point["collective"],
                   test_file=test_file, piece=piece, buffer_offset=boff)
     # a shared independent point of fewer processes runs as the replay of such a
@@ -205,7 +211,7 @@ def model_points(models):
     phases' `gap_s`, or think_time between a phase's operations) gets the
     point computing that long between operations too (the median, to 1 ms).
     In the models' order, each once."""
-    from iomodel.replay.ior import ior_invocations
+    from iomodel.replay.ior import ior_invocations, write_block
     from iomodel.replay.runner import think_time
     out, seen = [], set()
     for model in models:
@@ -215,13 +221,15 @@ def model_points(models):
                     "operation": "reread" if inv.reread else inv.operation,
                     "access_type": "unique" if inv.file_per_proc else "shared",
                     "collective": inv.collective, **({"api": inv.api} if inv.api != "MPIIO" else {})}
-            # the variants as the sweep makes them (view_points, offset_points, random_points)
+            # the variants as the sweep makes them (view_points, offset_points, random_points);
+            # a shared file's independent writes in blocks of several transfers: in those blocks
             ks = sorted(k for k in ((think_time(byid[i]) if byid[i]["rep"] * byid[i].get("iop", 1) > 1
                                      else byid[i].get("gap_s")) for i in inv.phase_ids if i in byid) if k)
             k = round(ks[len(ks) // 2], 3) if ks and inv.collective and inv.np > 1 else 0
             for pt in ([base] + view_points([base], [inv.piece] if inv.piece else [])
                        + offset_points([base], [inv.buffer_offset])
                        + (random_points([base]) if "-z" in inv.flags else [])
+                       + ([{**base, "block_transfers": write_block(inv)}] if write_block(inv) else [])
                        + (think_points([base], [k], collective=True) if k else [])):
                 key = tuple(sorted(pt.items()))
                 if key not in seen:
@@ -363,10 +371,10 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
             if pt.get("random") and ops_of(inv) < 2:
                 continue                   # one operation: no order
             runs.append((pt, inv))
-            varied = pt.get("piece") or pt.get("think_s") or pt.get("random")
+            varied = pt.get("piece") or pt.get("think_s") or pt.get("random") or pt.get("block_transfers")
             if one_op and inv.segments > 1 and not varied:
                 runs.append((pt, invocation(pt, workdir, target_bytes, dpc, segments=1, **kw)))
-            capped = stripe and not pt.get("think_s") and not pt.get("random") and \
+            capped = stripe and not pt.get("think_s") and not pt.get("random") and not varied and \
                 one_stripe_segments(pt, target_bytes, stripe)
             if capped:
                 runs.append(({**pt, "file_cap": stripe},
@@ -391,6 +399,7 @@ def characterize(cluster, backend, outdir, sizes=None, nps=None, target_bytes=25
                         + (f" on one stripe of {pt['file_cap']} B" if pt.get("file_cap") else "")
                         + (f" computing {pt['think_s'] * 1e3:g} ms between" if pt.get("think_s") else "")
                         + (" in a random order" if pt.get("random") else "")
+                        + (f" in blocks of {pt['block_transfers']}" if pt.get("block_transfers") else "")
                         + (f" (of {inv.job_np} holding the file)" if inv.job_np else ""))
                 entry = state.done(key)
                 if entry is None:

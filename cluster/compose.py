@@ -240,7 +240,7 @@ def nearest(target, candidates):
 def _errors(measured_profile, composed_profile):
     """Relative errors of composed against measured bandwidths, point by point."""
     key = ("operation", "access_type", "collective", "np", "transfer_size", "ops_per_process", "piece",
-           "buffer_offset", "file_cap", "think_s", "random", "api")
+           "buffer_offset", "file_cap", "think_s", "random", "api", "block_transfers")
     meas = {tuple(r[k] for k in key): r["bandwidth_Bps"] for r in measured_profile.table.to_pylist()}
     out = []
     for r in composed_profile.table.to_pylist():

@@ -24,6 +24,7 @@ import math
 import pyarrow.compute as pc
 
 from iomodel.models import format_ranks, rereads
+from iomodel.replay.ior import write_blocks
 from iomodel.replay.runner import think_time
 
 from .profile import MiB, Profile, ProfileError, computing_text, ops_per_process, size_text
@@ -172,6 +173,7 @@ CORRECTIONS = {
     "buffer-offset": "buffers past a page: the points measured so",
     "one-stripe": "a shared file within one stripe: the points measured on one",
     "random": "random offsets: the profile's random ratio",
+    "blocks": "a shared file's independent writes in the replay's blocks: the profile's block ratio",
     "computing-between": "independent processes computing between operations: their waits on each other",
     "given-back": "of those waits, the share the storage gives back (characterize --think)",
     "slower-after-computing": "operations made cold by computing between them",
@@ -180,8 +182,9 @@ CORRECTIONS = {
 }
 
 
-def _bandwidth_args(phase, access_type, file_size, without=frozenset()):
-    """The arguments of Profile.bandwidth after the operation, for one phase."""
+def _bandwidth_args(phase, access_type, file_size, without=frozenset(), block=None):
+    """The arguments of Profile.bandwidth after the operation, for one phase
+    (`block`: the replay writes it in blocks of so many transfers)."""
     # a shared file's view: its pieces, for the profile's view ratio
     piece = phase["offsets"].get("piece") if access_type == "shared" and \
         phase["offsets"].get("contiguous") is False and "views" not in without else None
@@ -190,14 +193,16 @@ def _bandwidth_args(phase, access_type, file_size, without=frozenset()):
             None if "buffer-offset" in without else phase.get("buffer_offset"),
             None if "one-stripe" in without else file_size,
             phase.get("access_mode") == "random" and "random" not in without,
-            "POSIX" if phase.get("interface") in ("POSIX", "STDIO") else "MPIIO")
+            "POSIX" if phase.get("interface") in ("POSIX", "STDIO") else "MPIIO",
+            None if "blocks" in without else block)
 
 
-def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None, without=frozenset()):
+def _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size=None, without=frozenset(),
+                       block=None):
     """(Bps, note, profile operation used, args of Profile.bandwidth) for one phase;
     file_size: its shared file's bytes (for the profile's one-stripe points)."""
     op = phase["operation"]
-    args = _bandwidth_args(phase, access_type, file_size, without)
+    args = _bandwidth_args(phase, access_type, file_size, without, block)
     if rereads(phase):
         if "reread" in ops:
             bw, note = profile.bandwidth("reread", *args)
@@ -407,7 +412,7 @@ def _uncached_bandwidth(phase, access_type, profile, ops, file_size, cluster, wi
 
 
 def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, file_size=None,
-                     without=frozenset()):
+                     without=frozenset(), block=None):
     """(Bps, note) for one phase, without the CORRECTIONS named in `without`."""
     if bandwidths is not None:
         bw = _replayed(phase, bandwidths)
@@ -417,7 +422,8 @@ def _phase_bandwidth(phase, access_type, profile, ops, bandwidths, fallback, fil
             return float(bw), "measured by replay"
     if profile is None:
         raise PredictError(f"phase {phase['id']}: no measured bandwidth and no profile")
-    bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size, without)
+    bw, note, op, args = _profile_bandwidth(phase, access_type, profile, ops, fallback, file_size, without,
+                                            block)
     between = None
     for name, rule in (("computing-between", _computing_between), ("done-early", _done_early),
                        ("collective-after-computing", _collective_after_computing)):
@@ -463,6 +469,7 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True, withou
         profile = Profile.load(cluster)
     ops = set(profile.table.column("operation").to_pylist()) if profile is not None else set()
     files = {f["id"]: f for f in model["files"]}
+    blocks = write_blocks(model)     # the phases the replay writes in blocks, to extend the file as they did
     price = getattr(cluster, "price_per_hour", None)
     instances = getattr(cluster, "instances", None) or 1
     notes = []
@@ -475,7 +482,8 @@ def predict(model, cluster, profile=None, bandwidths=None, fallback=True, withou
         at = f["access_type"]
         try:                             # a shared file's bytes: its extent where known
             return _phase_bandwidth(p, at, profile, ops, bandwidths, fallback,
-                                    (f.get("extent") or f.get("size")) if at == "shared" else None, without)
+                                    (f.get("extent") or f.get("size")) if at == "shared" else None, without,
+                                    blocks.get(p["id"]))
         except ProfileError as e:
             hint = ("; give its description `bandwidth:` points or a measured `profile:` "
                     "(docs/cluster-format.md), or predict with --profile or --replay"

@@ -36,6 +36,10 @@ The profile is a pyarrow table with the columns of `SCHEMA`:
                             not); null: measured in one pass, or given
     api            string   "MPIIO" or "POSIX": the interface the measurement used
                             (IOR's -a; characterize --api); null: MPIIO
+    block_transfers int64   each process wrote its segment's block of this many
+                            transfers (IOR's -b / -t; characterize --for, where a
+                            replay's blocks are so); null: one transfer a block,
+                            as the sweep's
 
 `Profile.bandwidth(operation, np, rs, ...)` answers BW_CH for a phase: the
 measured point when there is one, else an interpolation (log-log in rs, linear
@@ -100,6 +104,16 @@ times their ratio, interpolated as a bandwidth is (`_random_ratio`).
 Without such points a random phase is predicted as in order, and the note
 says so.  They answer nothing else.
 
+A phase of independent small writes to a shared file extends the file with
+a share of its writes that its layout sets (the model's `extending_writes`),
+and on storage that commits a file's new size before such a write returns,
+each of those costs a commit the writes in flight wait for.  The replay
+writes it in blocks of k transfers that give its share (replay/ior.py).
+Points with `block_transfers` k (`characterize --for`) measure that layout
+against the sweep's of one transfer a block; such a phase's time is the
+plain point's times their ratio, interpolated as a bandwidth is
+(`_block_ratio`).  They answer nothing else.
+
 A profile measured in passes (`characterize --repeat N`) keeps every pass's
 bandwidth of every point besides their median.  `Profile.in_pass(k)` is the
 profile as pass k alone measured it (a point whose pass k did not count keeps
@@ -135,6 +149,7 @@ SCHEMA = pa.schema([
     ("random", pa.bool_()),
     ("pass_bandwidths_Bps", pa.list_(pa.float64())),
     ("api", pa.string()),
+    ("block_transfers", pa.int64()),
 ])
 APIS = ("MPIIO", "POSIX")
 
@@ -273,10 +288,14 @@ def _point(p, i):
                                not math.isfinite(b) or b <= 0) for b in passes)):
         raise ProfileError(f"bandwidth point {i}: pass_bandwidths_Bps must be a list of bandwidths "
                            f"> 0 (B/s) or nulls, got {passes!r}")
+    block = get("block_transfers", default=None)
+    if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 1):
+        raise ProfileError(f"bandwidth point {i}: block_transfers must be an integer >= 1 or null, "
+                           f"got {block!r}")
     return (op, at, coll, np_, rs, float(bw), (None if t is None else float(t)), str(src), ops, piece,
             boff or None, cap, (None if think is None else float(think)), rnd or None,
             None if passes is None else [None if b is None else float(b) for b in passes],
-            api)
+            api, None if block == 1 else block)
 
 
 def computing_text(size, np, at):
@@ -293,7 +312,7 @@ class Profile:
         if table is None:
             table = SCHEMA.empty_table()
         for name in ("ops_per_process", "piece", "buffer_offset", "file_cap", "think_s", "random",
-                     "pass_bandwidths_Bps", "api"):
+                     "pass_bandwidths_Bps", "api", "block_transfers"):
             if name not in table.column_names:     # profiles from before them
                 table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
         missing = [n for n in SCHEMA.names if n not in table.column_names]
@@ -418,7 +437,7 @@ class Profile:
     # -- the question ---------------------------------------------------------------
 
     def bandwidth(self, operation, np, rs, access_type="shared", collective=None, ops=None,
-                  piece=None, buffer_offset=None, file_size=None, random=False, api="MPIIO"):
+                  piece=None, buffer_offset=None, file_size=None, random=False, api="MPIIO", block=None):
         """BW_CH (B/s) for `np` processes each moving `rs` bytes per operation,
         and a note saying how it was obtained.
 
@@ -448,6 +467,9 @@ class Profile:
         `api`: the interface of the phase's calls (MPIIO, or POSIX for POSIX and
         stdio phases): the points measured through it answer, else MPI-IO's
         (the note says so).
+        `block`: the replay writes the phase in blocks of so many transfers
+        (a shared file's independent writes, replay/ior.py): the time is
+        multiplied by the measured block ratio (`_block_ratio`).
         ProfileError when the profile has no point at all for the operation.
         """
         if operation not in OPERATIONS:
@@ -463,7 +485,8 @@ class Profile:
             if mine:
                 notes.append(f"no {api} point measured (characterize --api {api}): MPI-IO's used")
         randoms = [r for r in mine if r["random"]]
-        every = [r for r in mine if r["think_s"] is None and not r["random"]]
+        blocks = [r for r in mine if r["block_transfers"]]
+        every = [r for r in mine if r["think_s"] is None and not r["random"] and not r["block_transfers"]]
         if not every:
             have = sorted({r["operation"] for r in self.rows()})
             raise ProfileError(f"no {operation} bandwidth in the profile"
@@ -504,6 +527,11 @@ class Profile:
             ratio, note = _random_ratio([r for r in randoms if r["access_type"] == access_type],
                                         [r for r in plain if r["access_type"] == access_type], np, rs)
             bw, how = (bw if ratio is None else bw / ratio), f"{how}; {note}"
+        if block and block > 1:
+            ratio, note = _block_ratio([r for r in blocks if r["access_type"] == access_type
+                                        and (collective is None or r["collective"] == collective)],
+                                       [r for r in plain if r["access_type"] == access_type], np, rs, block)
+            bw, how = (bw if ratio is None else bw / ratio), f"{how}; {note}"
         return bw, how
 
     def computing_points(self, operation, np, rs, access_type="shared", contended=True, collective=False):
@@ -526,6 +554,7 @@ class Profile:
             return sum(xs) / len(xs) if xs else None
         think = [r for r in self.rows() if r["think_s"] and kind(r, np)]
         plain = [r for r in self.rows() if r["think_s"] is None and r["piece"] is None and not r["random"]
+                 and not r["block_transfers"]
                  and not r["buffer_offset"] and not r["file_cap"]]
 
         def back_to_back(n, size):      # the long points; one-op ones where a size has no other
@@ -742,6 +771,28 @@ def _random_ratio(randoms, in_order, np, rs):
     return ratio, f"random offsets: time x {ratio:.3g} (the profile's random points against in order)"
 
 
+def _block_ratio(blocks, plain, np, rs, block):
+    """(time in blocks of `block` transfers / time in the sweep's layout, note)
+    at (np, rs), or (None, note) without such points.  Each point's ratio is
+    against the longest plain point of its collective flag, np and rs (its
+    operations are the plain one's rounded down to a multiple of the block),
+    interpolated as `_random_ratio`'s."""
+    base = {}               # the longest plain point of each (collective, np, rs): a block's ops are rounded
+    for r in sorted(plain, key=lambda r: r["ops_per_process"] or 0):
+        base[(r["collective"], r["np"], r["transfer_size"])] = r["bandwidth_Bps"]
+    ratios = []
+    for r in blocks:
+        b = base.get((r["collective"], r["np"], r["transfer_size"]))
+        if b and r["block_transfers"] == block:
+            ratios.append({**r, "bandwidth_Bps": b / r["bandwidth_Bps"]})
+    if not ratios:
+        return None, (f"blocks of {block} transfers: no point measured so (characterize --for), "
+                      f"predicted as the sweep's layout of one transfer a block")
+    ratio = _lookup_ratio(ratios, np, rs)
+    return ratio, (f"blocks of {block} transfers: time x {ratio:.3g} (the profile's points in such blocks "
+                   f"against one transfer a block)")
+
+
 def _lookup_ratio(points, np, rs):
     """A ratio at (np, rs) from points at one piece: as `_lookup`, but the
     nearest measured size below the smallest (a ratio has no cost per byte)."""
@@ -829,8 +880,9 @@ def summary(profile):
     peak_Bps, rs, np, collective, source, points (how many points)."""
     best = {}
     for r in profile.rows():
-        if r["piece"] is not None or r["buffer_offset"] or r["file_cap"] or r["think_s"] or r["random"]:
-            continue              # a view's, an unaligned buffer's, one stripe's, computing, random: not a peak
+        if r["piece"] is not None or r["buffer_offset"] or r["file_cap"] or r["think_s"] or r["random"] \
+                or r["block_transfers"]:
+            continue              # a view's, an unaligned buffer's, one stripe's, computing, random, blocks: not a peak
         key = (r["operation"], r["access_type"])
         b = best.setdefault(key, {"operation": key[0], "access_type": key[1], "peak_Bps": -1.0, "points": 0})
         b["points"] += 1

@@ -213,7 +213,7 @@ def _extending_run(chunk, run, shared, notes):
     writes that extend the file in lockstep (the phases' extending_writes),
     where it has one (independent writes of one size by several processes
     to a shared file): the block of the nearest share among those that
-    divide the process's transfers, the nest's own block on a tie.  On
+    divide each phase's transfers a process, the nest's own block on a tie.  On
     storage that commits a file's new size before such a write returns (a
     journal mounted sync), the share sets what small writes cost."""
     p = chunk[0]
@@ -223,13 +223,39 @@ def _extending_run(chunk, run, shared, notes):
         return run
     total = sum(q["rep"] for q in chunk)
     share = sum(q["extending_writes"] for q in chunk) / (n * total)
-    k = min(_divisors(total), key=lambda d: (abs(ior_share(n, d) - share), abs(d - run)))
+    # a block within one phase: the phases' boundaries stay between segments (--iomodel.gapEvery)
+    k = min(_divisors(math.gcd(*(q["rep"] for q in chunk))),
+            key=lambda d: (abs(ior_share(n, d) - share), abs(d - run)))
     if k != run:
         notes.append(f"The application's writes extend the file with {share:.1%} of them when its processes "
                      f"go in lockstep (extending_writes), IOR's blocks of {run} transfer{'s' if run > 1 else ''} "
                      f"with {ior_share(n, run):.1%}: blocks of {k} transfers a process and segment, which "
                      f"extend it with {ior_share(n, k):.1%}.")
     return k
+
+
+def write_block(inv):
+    """Transfers a block of an invocation that writes a shared file in blocks
+    of several, its processes independent (so that its writes extend the
+    file as the application's did, `_extending_run`): its point in a profile
+    is measured in such blocks (characterize --for); else None."""
+    if inv.operation == "write" and not inv.file_per_proc and not inv.collective and inv.np > 1 \
+            and inv.block > inv.transfer and "-z" not in inv.flags:
+        return inv.block // inv.transfer
+    return None
+
+
+def write_blocks(model):
+    """{phase id: transfers a block} of the phases with extending_writes that
+    the replay writes in blocks of several (write_block)."""
+    if not any("extending_writes" in p for p in model["phases"]):
+        return {}
+    out = {}
+    for inv in ior_invocations(model):
+        k = write_block(inv)
+        if k:
+            out.update({i: k for i in inv.phase_ids})
+    return out
 
 
 def _blocks_read(p, block, shared):

@@ -1125,3 +1125,46 @@ def test_each_correction_can_be_left_out():
         pytest.approx(10 * 0.0266 / 64, rel=1e-9)
     with pytest.raises(PredictError, match="--without nonsense: no such correction; they are ops, views, "):
         predict(m, vc, prof, without=["nonsense"])
+
+
+def test_writes_in_the_replays_blocks_cost_the_measured_block_ratio(tmp_path):
+    """Two processes, 8 independent 240-byte writes each to one file, rank r's
+    i-th at (2 i + r) 240 (IOR's layout), 10 of the 16 extending the file in
+    lockstep (extending_writes).  IOR's blocks of k transfers extend it with
+    (2 + k - 1) / 2k: 1, 0.75, 0.625, 0.5625 for the divisors 1, 2, 4, 8 of 8,
+    so the replay writes blocks of 4, and the profile's point in blocks of 4
+    (16 us a write at np 2, against 20 us one transfer a block: x 0.8)
+    prices it: 8 x 16 us.  Without the block point, or --without blocks,
+    8 x 20 us."""
+    us, rs = 1e-6, 240
+    m, ph, _ = two_writers(rs, 8, False, 10 * us, 20 * us, access_mode="strided", routine="MPI_File_write_at",
+                           offsets={"first": 0, "per_rank": rs, "stride": 2 * rs, "contiguous": True},
+                           io_time_s=8 * 20 * us, duration_s=8 * 20 * us, extending_writes=10)
+    m["files"][0]["access_type"] = "shared"
+    del ph["rs_groups"]
+    m.update(runs=[[1, 1]], order=[])       # of the one phase (the replay's generation checks the model)
+    one = {"operation": "write", "access_type": "shared", "collective": False, "rs": rs, "np": 2,
+           "ops_per_process": 1024}
+    plain = {**one, "bw_Bps": 2 * rs / (20 * us)}
+    prof = Profile.from_points([plain, {**one, "ops_per_process": 1024, "block_transfers": 4,
+                                        "bw_Bps": 2 * rs / (16 * us)}])
+    vc = types.SimpleNamespace(name="vc")
+    [p] = predict(m, vc, prof)["phases"]
+    assert p["time_s"] == pytest.approx(8 * 16 * us, rel=1e-9)
+    assert p["note"] == ("measured; blocks of 4 transfers: time x 0.8 (the profile's points in such blocks "
+                         "against one transfer a block)")
+    [p] = predict(m, vc, prof, without=["blocks"])["phases"]
+    assert (p["time_s"], p["note"]) == (pytest.approx(8 * 20 * us, rel=1e-9), "measured")
+    [p] = predict(m, vc, Profile.from_points([plain]))["phases"]
+    assert p["time_s"] == pytest.approx(8 * 20 * us, rel=1e-9)
+    assert p["note"] == ("measured; blocks of 4 transfers: no point measured so (characterize --for), "
+                         "predicted as the sweep's layout of one transfer a block")
+    # a point in blocks of another size answers nothing here; block points are no peak, survive
+    # Parquet, and a profile from before them loads
+    other = Profile.from_points([plain, {**one, "block_transfers": 2, "bw_Bps": 1.0}])
+    assert predict(m, vc, other)["phases"][0]["time_s"] == pytest.approx(8 * 20 * us, rel=1e-9)
+    assert summary(prof)[0]["peak_Bps"] == plain["bw_Bps"]
+    assert Profile.read(prof.save(tmp_path / "b.parquet")).table.equals(prof.table)
+    assert Profile(prof.table.drop_columns(["block_transfers"])).table.column("block_transfers").null_count == 2
+    with pytest.raises(ProfileError, match="bandwidth point 0: block_transfers must be an integer >= 1 or null"):
+        Profile.from_points([{**plain, "block_transfers": 0}])

@@ -874,6 +874,39 @@ def test_characterize_for_a_model(traced, local_vc, tmp_path):
     assert bad.returncode == 2 and "--for takes the points from the model(s): not with --sizes" in bad.stderr
 
 
+def test_writes_extending_the_file_are_replayed_and_measured_in_blocks(traced, local_vc, tmp_path):
+    """bt_simple (NAS BT-IO simple's multipartition) at 4 ranks: 3 dumps of 72
+    independent 240-byte writes a process, 120 of each dump's 288 extending
+    the file in lockstep (tests/test_parallel_analysis.py works them out).
+    IOR's blocks of 4 transfers extend it with 7 / 16, the nearest share
+    among the divisors of 72: the replay writes -s 54 -b 960 -t 240, and
+    --for measures that point in blocks of 4 beside the sweep's: --bytes 256k
+    is 273 operations a process of 240 B at np 4, 68 blocks of 4 (272) in
+    blocks.  The prediction from that profile takes their ratio."""
+    from iomodel.replay.ior import ior_invocations
+    app = traced("bt_simple", 4)
+    m = tmp_path / "m.json"
+    assert run("analyze", app.trace_dir, "-o", m, "-q").returncode == 0
+    model = json.loads(m.read_text())
+    assert [p.get("extending_writes") for p in model["phases"]] == [120] * 3 + [None]
+    inv = ior_invocations(model)[0]
+    assert (inv.phase_ids, inv.segments, inv.block, inv.transfer, inv.collective) == ([1, 2, 3], 54, 960, 240,
+                                                                                     False)
+    out = tmp_path / "ch"
+    p = run("characterize", "--vc", local_vc, "--backend", "builtin", "--for", m, "--bytes", "256k", "-o", out)
+    assert p.returncode == 0, p.stderr
+    rows = [(r["operation"], r["np"], r["transfer_size"], r["collective"], r["ops_per_process"],
+             r["block_transfers"]) for r in pq.read_table(out / "profile.parquet").to_pylist()
+            if r["operation"] == "write" and r["access_type"] == "shared" and not r["buffer_offset"]
+            and not r["think_s"]]
+    assert sorted(rows, key=str) == sorted([("write", 4, 240, False, 273, None), ("write", 4, 240, False, 1, None),
+                                            ("write", 4, 240, False, 272, 4)], key=str)
+    p = run("predict", m, "--vc", local_vc, "--profile", f"{local_vc}={out / 'profile.parquet'}", "--json")
+    assert p.returncode == 0, p.stderr
+    notes = [x["note"] for x in json.loads(p.stdout)["phases"][:3]]
+    assert all("blocks of 4 transfers: time x " in n for n in notes), notes
+
+
 def test_characterize_for_a_solver_measures_its_dumps_after_computing(traced, local_vc, tmp_path):
     """--for the model of solver_like (32^3 cells on 2 ranks, 3 dumps, 10 ADI
     steps before each): its three collective writes of 32 * 32 * 16 * 40 =
