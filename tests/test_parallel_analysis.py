@@ -104,8 +104,8 @@ def merges(monkeypatch):
     from iomodel.analyzer import parallel
     seen, merged = [], parallel.RankWorkers._merged
 
-    def spy(self, sigs):
-        m = merged(self, sigs)
+    def spy(self, sigs, shared):
+        m = merged(self, sigs, shared)
         seen.append("merged" if m is not None else "columns" if None in sigs else "columns after numbers")
         return m
     monkeypatch.setattr(parallel.RankWorkers, "_merged", spy)
