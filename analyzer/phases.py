@@ -360,9 +360,11 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False, shared=None):
         "npieces": np.add.reduceat(r.pieces.astype(np.int64), starts),
         "pieces_unknown": np.maximum.reduceat(r.pieces == 0, starts),
         "known": _all(off >= 0, starts),
-        # the highest end the burst's operations reach (-1: none known)
-        "end_max": np.maximum.reduceat(np.where(off >= 0, off + size, -1), starts),
     }
+    # the highest end the burst's operations reach (-1: not all known)
+    op_ends = off + size
+    b["end_max"] = np.maximum.reduceat(op_ends, starts) if n else np.zeros(0, np.int64)
+    b["end_max"][~b["known"]] = -1
     # the rank synced the file (fsync, MPI_File_sync) after the burst's last write
     b["synced"] = r.synced[last] if r.synced is not None else np.zeros(len(starts), bool)
     # where the burst's buffers sat within 4 KiB: -1 unknown, -2 not the same for all
@@ -423,8 +425,10 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False, shared=None):
     b["gap_s"] = b["t0"] - np.r_[0.0, b["t1"][:-1]]
     lc1 = r.lclock[last].astype(np.int64)
     b["gap_comm"] = (b["lc0"] - np.r_[0, lc1[:-1]]) % 2**32 if clock else np.full(len(key), -1)
-    ends = (off + size)[np.repeat(stashed(b, shared), length)] if shared is not None else None
-    return b, mixed, nested, ends
+    if shared is not None:
+        kept = stashed(b, shared)
+        return b, mixed, nested, op_ends[np.repeat(kept, length)] if kept.any() else np.zeros(0, np.int64)
+    return b, mixed, nested, None
 
 
 def stashed(b, shared):
