@@ -797,3 +797,17 @@ def test_a_phase_some_writers_did_not_sync_is_not_synced():
         ["phase 1 not synced: Darshan counts 1 MPI_File_sync calls on out, but not by every "
          "process that wrote it"], [])
     assert "synced" not in ph[0]
+
+
+def test_writes_extending_the_file_from_dxt_offsets():
+    """ior_posix_shared_e.darshan (IOR -a POSIX -s 2 -b 16k -t 4k, 4 processes on one
+    file): blocks of 4 transfers a process and segment; in lockstep every process's
+    first transfer of a segment passes the file's end, then only rank 3's: 2 x (4 + 3)
+    = 14 of the 32 writes.  ior_posix_i2_e.darshan's first write (2 processes, -s 1):
+    2 + 3 = 5 of 8."""
+    from iomodel.analyzer import analyze
+    m = analyze(str(log_path("ior_posix_shared_e.darshan")))
+    assert [(p["operation"], p["np"], p["rep"], p.get("extending_writes")) for p in m["phases"]] == \
+        [("write", 4, 8, 14), ("read", 4, 8, None)]
+    first = analyze(str(log_path("ior_posix_i2_e.darshan")))["phases"][0]
+    assert (first["operation"], first["np"], first["rep"], first["extending_writes"]) == ("write", 2, 4, 5)
