@@ -65,17 +65,23 @@ def lockstep_share(ends, file_end=-1):
 def qualifying(n, shared):
     """The phases whose share is counted: independent writes of known offsets
     by several processes to a shared file, each process making as many; and
-    per phase, the file's end before it (the highest end of the file's write
-    phases that started earlier; -1: none).  `n`: the phases' numbers
-    (analyzer/phases.py phase_numbers, with the lowest rank's `first_`)."""
+    per phase, the file's end before it: the highest end of the file's write
+    phases that started earlier, since the last phase before which a process
+    deleted or truncated the file (`fresh`); -1: none.  `n`: the phases'
+    numbers (analyzer/phases.py phase_numbers, with the lowest rank's `first_`)."""
     group, write, t0, end = n["first_group"], n["first_write"].astype(bool), n["t0"], n["end_hi"]
+    fresh = n["fresh"].astype(bool)
     file_end = np.full(len(group), -1, np.int64)
     for g in np.unique(group[write]).tolist():
-        mine = np.flatnonzero(write & (group == g))
+        mine = np.flatnonzero(group == g)
         order = mine[np.argsort(t0[mine], kind="stable")]
-        highest = np.maximum.accumulate(end[order])
-        before = np.searchsorted(t0[order], t0[order], side="left")   # phases that started earlier
-        file_end[order] = np.where(before > 0, highest[np.maximum(before - 1, 0)], -1)
+        # the file's lives: a new one at each phase a process deleted or truncated it before
+        starts = np.unique(np.r_[0, np.flatnonzero(fresh[order])])
+        for a, b in zip(starts, np.r_[starts[1:], len(order)]):
+            life = order[a:b]
+            highest = np.maximum.accumulate(np.where(write[life], end[life], -1))
+            before = np.searchsorted(t0[life], t0[life], side="left")     # phases that started earlier
+            file_end[life] = np.where(before > 0, highest[np.maximum(before - 1, 0)], -1)
     need = write & (n["coll_hi"] == 0) & (n["known"] == 1) & (n["count"] > 1) & shared[group] & \
         (n["nops_lo"] == n["nops_hi"])
     return np.flatnonzero(need), file_end

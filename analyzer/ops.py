@@ -75,6 +75,8 @@ class RankOps:
                                # MPI_File_sync on its file before its next data access); None: none
     called: np.ndarray = None  # int16: the routine called, where `routine` is the one it counts
                                # as in a burst (trace.burst_routine: fputc's is fwrite); None: the same
+    fresh: np.ndarray = None   # bool: the rank deleted or truncated its file since its last access
+                               # to it (_fresh); None: never
 
     def __len__(self):
         return len(self.write)
@@ -321,6 +323,29 @@ class _Ordered:
 SYNCS = ("fsync", "fdatasync", "MPI_File_sync")
 
 
+O_TRUNC = 0o1000     # Linux's open flag; no MPI_MODE_* has this bit (Open MPI's and MPICH's end at 256)
+
+
+def _fresh(r, sel, path, pindex):
+    """Per kept operation (the events `sel`, on the paths `path`): the rank
+    deleted its file (MPI_File_delete, unlink) or opened it truncated (a POSIX
+    or stdio open with O_TRUNC) since its last access to it: the file's end
+    starts again (analyzer/extending.py).  None where the rank did neither."""
+    resets = [(x["seq"], x["path"]) for x in r.named if x.get("kind") == 1]
+    resets += [(o["seq"], o["path"]) for o in r.opens
+               if o["amode"] & O_TRUNC and not r.routines[r.events["op"][o["seq"]]].startswith("MPI_")]
+    if not resets:
+        return None
+    out = np.zeros(len(sel), bool)
+    for seq, name in resets:
+        q = pindex.get(name)
+        mine = np.flatnonzero(path == q) if q is not None else ()
+        at = np.searchsorted(sel[mine], seq, side="right") if len(mine) else 0
+        if len(mine) and at < len(mine):
+            out[mine[at]] = True        # its next access to the file
+    return out
+
+
 def _synced(link, sel, path_of_open, rindex, write):
     """Per kept operation (sel): a write the rank synced, its next call on the
     file a sync before any other data access (IOR's -e); None without syncs."""
@@ -469,6 +494,7 @@ def read_ranks(rank_traces):
                                *_extents_of(sel, ext_ev, ext_off, ext_len)),
             buffer_offset=buffer_offsets(r.buffers, len(ev["flags"]))[sel] if r.buffers else None,
             synced=_synced(l, sel, path_of_open, rindex, is_write[rid]), solo=solo_of_open[oid],
+            fresh=_fresh(r, sel, path_of_open[oid], pindex),
             lower=_lower(l, path_of_open, is_lower, is_lower_write),
             called=rid.astype(np.int16) if (kind[rid] != rid).any() else None)
         # ordered calls: their start depends on the lower ranks' bytes (place_ordered)

@@ -293,7 +293,7 @@ BURST_DTYPES = {
     "gap_s": np.float64, "gap_comm": np.int64, "busy": np.float64, "idle": np.float64, "reread": np.int64,
     "first_end": np.float64, "npieces": np.int64, "pieces_unknown": np.bool_,
     "buffer_offset": np.int16, "synced": np.bool_, "solo": np.bool_, "meta": np.bool_,
-    "end_max": np.int64,
+    "end_max": np.int64, "fresh": np.bool_,
 }
 BURST_FIELDS = tuple(BURST_DTYPES)
 
@@ -365,6 +365,8 @@ def rank_bursts(r, group, same, gap, clock, nroutines, meta=False, shared=None):
     op_ends = off + size
     b["end_max"] = np.maximum.reduceat(op_ends, starts) if n else np.zeros(0, np.int64)
     b["end_max"][~b["known"]] = -1
+    # the rank deleted or truncated the file just before the burst (RankOps.fresh)
+    b["fresh"] = np.maximum.reduceat(r.fresh, starts) if r.fresh is not None and n else np.zeros(len(starts), bool)
     # the rank synced the file (fsync, MPI_File_sync) after the burst's last write
     b["synced"] = r.synced[last] if r.synced is not None else np.zeros(len(starts), bool)
     # where the burst's buffers sat within 4 KiB: -1 unknown, -2 not the same for all
@@ -874,7 +876,7 @@ NUMBERS = {
     # the longest a process computed between the phase's operations
     "compute": ("hi", "idle"),
     "nops_lo": ("lo", None), "nops_hi": ("hi", None),   # operations a burst: its pattern, rep times
-    "end_hi": ("hi", "end_max"),
+    "end_hi": ("hi", "end_max"), "fresh": ("hi", "fresh"),
 }
 MERGE = {"lo": np.minimum, "hi": np.maximum, "add": np.add}
 FIRSTS = ("group", "write", "called", "first_size", "rep", "buffer_offset")   # the lowest rank's

@@ -83,7 +83,7 @@ class RankTrace:
     views: list = field(default_factory=list)    # dicts: seq, slot, disp, etype_size, ..., blocks
     types: dict = field(default_factory=dict)    # type records by id: a view's filetype described
     type_blocks: dict = field(default_factory=dict)   # those flattened so far (analyzer/typemap.py)
-    named: list = field(default_factory=list)    # dicts: seq, path of a delete or a failed open
+    named: list = field(default_factory=list)    # dicts: seq, path, kind (1 delete, 2 failed open; None: unknown)
     command: list = field(default_factory=list)  # the program's argv
     buffers: list = field(default_factory=list)  # (seq, buffer address mod 4096) where it changed
     unseen: list = field(default_factory=list)   # dicts: seq, slot, moved: a stream's position moved
@@ -179,7 +179,8 @@ def _parse_meta_record(mtype, body, seq, rt, path, where):
     elif mtype == META_PATH:
         # version 3: u32 kind (1 delete, 2 failed open), u32 pad, the path; before, the path alone
         at = 8 if rt.version >= 3 else 0
-        rt.named.append(dict(seq=seq, path=_cstr(bytes(body[at:]))))
+        kind = struct.unpack_from("<I", body)[0] if at and len(body) >= 4 else None
+        rt.named.append(dict(seq=seq, path=_cstr(bytes(body[at:])), kind=kind))
     elif mtype == META_LOST:
         rt.lost_before_start = struct.unpack_from("<Q", body)[0]
     elif mtype == META_BUFFER:

@@ -283,3 +283,22 @@ def test_writes_that_extend_the_file_in_lockstep(traced):
     for jobs in (2, 3, 4):
         assert in_workers(run.trace_dir, jobs) == serial
     in_pieces(run.trace_dir, serial)
+
+
+@pytest.mark.parametrize("api", ["MPIIO", "POSIX"])
+def test_a_deleted_file_extends_again(traced, api):
+    """ior_cmd -i 2 -s 2 -b 16k -t 4k -w at 4 ranks (IOR's layout, independent
+    writes), each repetition a phase of its own (--max-comm-gap 0: the barrier
+    between them ends a burst): blocks of 4 transfers, so in lockstep each
+    segment's first round passes the file's end 4 times and the 3 others once
+    each: 2 x (4 + 3) = 14 of the 32 writes.  The second repetition writes the
+    same bytes again: with the file kept (IOR's -k) none passes its end; with
+    -D, rank 0 deletes it first (MPI_File_delete, or unlink), and the count is
+    14 again.  Two workers count the same."""
+    args = ("-a", api, "-i", "2", "-s", "2", "-b", "16k", "-t", "4k", "-w")
+    for extra, second in (((), 0), (("-D",), 14)):
+        run = traced("ior_cmd", 4, *args, *extra, posix=api == "POSIX")
+        m = analyze(run.trace_dir, jobs=1, max_comm_gap=0)
+        assert [(p["operation"], p["np"], p["rep"], p["extending_writes"]) for p in m["phases"]] == \
+            [("write", 4, 8, 14), ("write", 4, 8, second)]
+        assert analyze(run.trace_dir, jobs=2, max_comm_gap=0) == m

@@ -1,6 +1,6 @@
 /* ior_cmd.c -- the calls IOR 4 makes for one command line, for the IOR round trip.
  *
- * usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-e] [-i N] [-s S] [-b B] [-t T] [-w] [-r] [-Z]
+ * usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-e] [-i N] [-D] [-s S] [-b B] [-t T] [-w] [-r] [-Z]
  *        [-X SEED]
  *        (sizes as IOR takes them: a number with an optional k, m or g suffix)
  *
@@ -20,7 +20,11 @@
  *   picks it; several ranks may read the same block.
  *   -e: after the writes, before the close, fsync(2) (-a POSIX) or
  *   MPI_File_sync (-a MPIIO), as IOR's -e does.  -i N: all of that N times
- *   (IOR's repetitions; the files are kept, as with IOR's -k).
+ *   (IOR's repetitions; the files are kept, as with IOR's -k).  -D: the files
+ *   are deleted before each repetition after the first, as IOR without -k
+ *   removes them after each: rank 0 deletes the shared file (-F: each rank
+ *   its own), MPI_File_delete (-a MPIIO) or unlink(2) (-a POSIX), then
+ *   MPI_Barrier.
  * Nothing else touches the files.  Any error or mismatch aborts.
  */
 #include <mpi.h>
@@ -58,7 +62,7 @@ static void fill(unsigned char *b, long long n, int r, long long k)
 
 int main(int argc, char **argv)
 {
-    int rank, np, posix = 0, coll = 0, fpp = 0, wr = 0, rd = 0, sync = 0, shuffle = 0, seed = 0;
+    int rank, np, posix = 0, coll = 0, fpp = 0, wr = 0, rd = 0, sync = 0, shuffle = 0, seed = 0, del = 0;
     long long S = 1, reps = 1, B = 1 << 20, T = 256 << 10;
     char path[4096];
 
@@ -66,7 +70,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc < 2)
-        die("usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-e] [-i N] [-s S] [-b B] [-t T] [-w] [-r] "
+        die("usage: ior_cmd OUTDIR [-a MPIIO|POSIX] [-c] [-F] [-e] [-i N] [-D] [-s S] [-b B] [-t T] [-w] [-r] "
             "[-Z] [-X SEED]");
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -75,6 +79,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-F")) fpp = 1;
         else if (!strcmp(a, "-e")) sync = 1;
         else if (!strcmp(a, "-i") && i + 1 < argc) reps = size_arg(argv[++i]);
+        else if (!strcmp(a, "-D")) del = 1;
         else if (!strcmp(a, "-w")) wr = 1;
         else if (!strcmp(a, "-r")) rd = 1;
         else if (!strcmp(a, "-Z")) shuffle = 1;
@@ -101,6 +106,12 @@ int main(int argc, char **argv)
     }
     for (int pass = 0; pass < 2 * reps; pass++) {
         int writing = pass % 2 == 0;
+        if (del && writing && pass > 0) {
+            if ((fpp || rank == 0) &&
+                (posix ? unlink(path) != 0 : MPI_File_delete(path, MPI_INFO_NULL) != MPI_SUCCESS))
+                die("delete");
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
         if ((writing && !wr) || (!writing && !rd))
             continue;
         MPI_File fh = MPI_FILE_NULL;
