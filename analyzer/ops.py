@@ -334,15 +334,20 @@ def _fresh(r, sel, path, pindex):
     resets = [(x["seq"], x["path"]) for x in r.named if x.get("kind") == 1]
     resets += [(o["seq"], o["path"]) for o in r.opens
                if o["amode"] & O_TRUNC and not r.routines[r.events["op"][o["seq"]]].startswith("MPI_")]
-    if not resets:
+    resets = [(seq, pindex[name]) for seq, name in resets if name in pindex]
+    if not resets or not len(sel):
         return None
+    # the operations by (path, event), and each reset's next one on its path (one search, however
+    # many files a rank opens truncated: a log a step)
+    span = int(sel.max()) + 2
+    order = np.lexsort((sel, path))
+    keys = path[order].astype(np.int64) * span + sel[order]
+    seq, q = np.array(resets, np.int64).T
+    at = np.searchsorted(keys, q * span + seq, side="right")
+    hit = at < len(keys)
+    hit[hit] = path[order[at[hit]]] == q[hit]
     out = np.zeros(len(sel), bool)
-    for seq, name in resets:
-        q = pindex.get(name)
-        mine = np.flatnonzero(path == q) if q is not None else ()
-        at = np.searchsorted(sel[mine], seq, side="right") if len(mine) else 0
-        if len(mine) and at < len(mine):
-            out[mine[at]] = True        # its next access to the file
+    out[order[at[hit]]] = True
     return out
 
 
