@@ -259,7 +259,7 @@ def merged(old, new):
             "slowest": max(old["slowest"], new["slowest"], key=lambda m: m["seconds"]),
             "seeds": sorted(old["seeds"] + new["seeds"]),
             "date": ", ".join(dict.fromkeys(old["date"].split(", ") + [new["date"]])),
-            "cpu": ", ".join(dict.fromkeys(old.get("cpu", "-").split(", ") + [new["cpu"]]))}
+            "cpu": ", ".join(dict.fromkeys(old.get("cpu", "-").split(", ") + [new.get("cpu", "-")]))}
 
 
 COLUMNS = [("accepted", "accepted"), ("refused", "refused, naming the file"),
